@@ -1,0 +1,41 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const serviceNames = ['gateway', 'console', 'sync-worker', 'audit-writer'];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'data/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-console': 'error',
+    },
+  },
+  // Imports run one way: services import shared, shared imports no service, no service imports another.
+  {
+    files: ['shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error' as const, { patterns: ['@pcg/*', '!@pcg/shared', '**/services/**'] }],
+    },
+  },
+  ...serviceNames.map((name) => ({
+    files: [`services/${name}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...serviceNames.filter((other) => other !== name).map((other) => `@pcg/${other}`),
+            '../../*/src/**',
+            '**/shared/src/**',
+          ],
+        },
+      ] as ['error', { patterns: string[] }],
+    },
+  })),
+  // Scripts and tests are command-line programs; printing is their job.
+  { files: ['scripts/**/*.ts', '**/test/**/*.ts', 'test/**/*.ts'], rules: { 'no-console': 'off' } },
+);

@@ -1,0 +1,32 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { createHttpApp } from '@pcg/shared/http';
+import type { Logger } from '@pcg/shared/logger';
+import { JSONRPC_ERRORS, jsonRpcErrorBody } from './mcp/jsonrpc-errors.ts';
+
+export type GatewayAppDeps = {
+  log: Logger;
+};
+
+/**
+ * The agent port. Every answer here is JSON-RPC shaped, errors included, because MCP clients parse
+ * whatever comes back from this port.
+ */
+export function buildApp({ log }: GatewayAppDeps): FastifyInstance {
+  const app = createHttpApp(log, { bodyLimit: 1024 * 1024 });
+
+  app.setNotFoundHandler((_request, reply) => {
+    const answer = JSONRPC_ERRORS.notFound;
+    return reply.code(answer.status).send(jsonRpcErrorBody(answer));
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 500;
+    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    // -32700 for bodies fastify could not parse; -32603 otherwise. 5xx never carries internal text.
+    const code = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError ? -32700 : -32603;
+    const message = status >= 500 ? 'Internal error' : error.message;
+    return reply.code(status).send(jsonRpcErrorBody({ code, message }));
+  });
+
+  return app;
+}

@@ -1,0 +1,10 @@
+import { agentPortConfig, bindConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
+
+export const gatewayConfigSchema = logConfig.extend({
+  ...dbConfig.shape,
+  ...redisConfig.shape,
+  ...bindConfig.shape,
+  ...agentPortConfig.shape,
+});
+
+export type GatewayConfig = ReturnType<typeof gatewayConfigSchema.parse>;

@@ -1,0 +1,2 @@
+export * from './config-schema.ts';
+export * from './load-config.ts';

@@ -1,0 +1,62 @@
+import {
+  createPool as createSlonikPool,
+  SchemaValidationError,
+  type DatabasePool,
+  type Interceptor,
+  type QueryResultRow,
+} from 'slonik';
+
+/**
+ * Rejects any row that does not match the `sql.type(schema)` it was queried with, so a drifting
+ * column fails loudly instead of leaking an unexpected shape to the wire.
+ */
+const resultParserInterceptor: Interceptor = {
+  name: 'pcg-result-parser',
+  transformRow(queryContext, query, row) {
+    const parser = queryContext.resultParser;
+    if (!parser) return row;
+    const result = parser['~standard'].validate(row);
+    if (result instanceof Promise) throw new TypeError('asynchronous result parsers are not supported');
+    if (result.issues) throw new SchemaValidationError(query, row, result.issues);
+    return result.value as QueryResultRow;
+  },
+};
+
+function parseInt8(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed)) throw new RangeError(`int8 value ${value} is outside the safe integer range`);
+  return parsed;
+}
+
+/**
+ * Type parsers for the shapes the wire needs: int8 as a number (BigInt breaks JSON.stringify; ids that
+ * may exceed 2^53 are selected as text), numeric as its exact decimal string (money), and timestamps as
+ * ISO 8601 UTC strings with milliseconds. Dates stay `YYYY-MM-DD`.
+ */
+const typeParsers = [
+  { name: 'int8', parse: parseInt8 },
+  { name: 'numeric', parse: (value: string) => value },
+  { name: 'timestamptz', parse: (value: string) => new Date(value).toISOString() },
+  { name: 'timestamp', parse: (value: string) => new Date(`${value}Z`).toISOString() },
+  { name: 'date', parse: (value: string) => value },
+];
+
+export type PoolOptions = {
+  /** Default 10. */
+  maximumPoolSize?: number;
+  /** Statement timeout in milliseconds; default 30000. */
+  statementTimeout?: number;
+};
+
+export async function createPool(databaseUrl: string, options: PoolOptions = {}): Promise<DatabasePool> {
+  return createSlonikPool(databaseUrl, {
+    interceptors: [resultParserInterceptor],
+    typeParsers,
+    maximumPoolSize: options.maximumPoolSize ?? 10,
+    statementTimeout: options.statementTimeout ?? 30_000,
+    connectionTimeout: 10_000,
+    idleTimeout: 10_000,
+  });
+}
+
+export type { DatabasePool } from 'slonik';

@@ -1,0 +1,5 @@
+export * from './create-pool.ts';
+export * from './ensure-database.ts';
+export * from './migrate.ts';
+export { sql } from 'slonik';
+export * from './open-database.ts';

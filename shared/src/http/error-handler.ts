@@ -1,0 +1,36 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { HttpError } from './errors.ts';
+
+type ZodIssueLike = { instancePath?: string; message?: string; params?: { issue?: { path?: PropertyKey[] } } };
+
+function describeValidation(error: FastifyError & { validation?: ZodIssueLike[] }): string {
+  const context = (error as { validationContext?: string }).validationContext ?? 'request';
+  const parts = (error.validation ?? []).map((issue) => {
+    const path = issue.instancePath?.replace(/^\//, '').replaceAll('/', '.') || '';
+    return path ? `'${path}' ${issue.message ?? 'is invalid'}` : (issue.message ?? 'is invalid');
+  });
+  return `invalid ${context}: ${parts.join('; ') || error.message}`;
+}
+
+/**
+ * JSON error answers for the Console port: `{ error, code? }`. A 5xx never carries internal text;
+ * validation failures name the field and what is allowed.
+ */
+export function registerJsonErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof HttpError) {
+      return reply.code(error.status).send({ error: error.message, code: error.code });
+    }
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      return reply.code(400).send({ error: describeValidation(error), code: 'validation_failed' });
+    }
+    const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
+    if (status < 500) {
+      return reply.code(status).send({ error: error.message, code: error.code ?? 'bad_request' });
+    }
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send({ error: 'internal error', code: 'internal' });
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found', code: 'not_found' }));
+}

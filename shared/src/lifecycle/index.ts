@@ -1,0 +1,3 @@
+export * from './shutdown.ts';
+export * from './infrastructure.ts';
+export * from './run-service.ts';

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['shared/src/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts', 'deploy/**/*.test.ts'],
+    globalSetup: ['shared/src/testing/global-setup.ts'],
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    teardownTimeout: 30_000,
+  },
+});
