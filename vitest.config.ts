@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['shared/src/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts', 'deploy/**/*.test.ts'],
-    globalSetup: ['shared/src/testing/global-setup.ts'],
+    include: ['shared/src/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 
 export type EmbeddedPostgresHandle = {
@@ -47,7 +47,10 @@ async function loadEmbeddedPostgres() {
  * refuses to run as root, so as root the package creates a `postgres` system user to run it.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
+  const runAsPostgresUser = process.getuid?.() === 0;
   await mkdir(path.dirname(options.dataDir), { recursive: true });
+  // As root the cluster runs as the `postgres` system user, which must be able to enter the data folder.
+  if (runAsPostgresUser) await chmod(path.dirname(options.dataDir), 0o755);
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
@@ -56,13 +59,20 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     password: PASSWORD,
     authMethod: 'scram-sha-256',
     persistent: options.persistent,
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: runAsPostgresUser,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
     onLog: (message) => options.onLog?.(message.trimEnd()),
     onError: (error) => options.onLog?.(String(error)),
   });
-  if (!hasEmbeddedCluster(options.dataDir)) await server.initialise();
-  await server.start();
+  try {
+    if (!hasEmbeddedCluster(options.dataDir)) await server.initialise();
+    await server.start();
+  } catch (error) {
+    const hint = runAsPostgresUser && /Permission denied/.test(String(error))
+      ? ` (as root, Postgres runs as the postgres user, which needs to reach ${options.dataDir}: set DATA_DIR to a folder outside a private home)`
+      : '';
+    throw new Error(`${(error as Error | undefined)?.message ?? 'postgres exited'}${hint}`);
+  }
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`,
     stop: () => server.stop(),

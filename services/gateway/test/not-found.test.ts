@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '@pcg/shared/config';
+import { createCapturingLogger, useTestEnvironment } from '@pcg/shared/testing';
+import { gatewayConfigSchema } from '../src/config.ts';
+import { JSONRPC_ERRORS } from '../src/mcp/jsonrpc-errors.ts';
+import { startGateway, type RunningGateway } from '../src/service.ts';
+
+const testEnv = useTestEnvironment();
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  const config = loadConfig(gatewayConfigSchema, testEnv.env({ MCP_HTTP_PORT: '0' }));
+  gateway = await startGateway(config, createCapturingLogger('gateway').log);
+});
+afterAll(async () => gateway.close());
+
+describe('gateway agent port, bridge off', () => {
+  it.each([
+    ['GET', '/'],
+    ['GET', '/healthz'],
+    ['GET', '/api/agents'],
+    ['POST', '/mcp/extra'],
+    ['GET', '/.well-known/oauth-protected-resource'],
+    ['GET', '/.well-known/oauth-authorization-server'],
+    ['POST', '/register'],
+    ['POST', '/token'],
+    ['GET', '/authorize'],
+  ])('answers %s %s with 404 -32601 "Not found" (spec 7)', async (method, path) => {
+    const response = await fetch(`${gateway.address}${path}`, { method });
+    expect(response.status).toBe(404);
+    expect(response.headers.get('www-authenticate')).toBeNull();
+    expect(await response.json()).toEqual({
+      jsonrpc: '2.0',
+      error: { code: JSONRPC_ERRORS.notFound.code, message: JSONRPC_ERRORS.notFound.message },
+      id: null,
+    });
+  });
+});

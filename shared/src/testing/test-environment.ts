@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { createPool, type DatabasePool } from '../db/index.ts';
+import { createLogger, type Logger } from '../logger/index.ts';
+import { createRedis, type Redis } from '../redis/index.ts';
+
+export type TestEnvironment = {
+  /** A database of this file's own, cloned from the migrated template. */
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  /** This file's own Redis prefix; every key it leaves is deleted afterwards. */
+  readonly redisPrefix: string;
+  readonly db: DatabasePool;
+  /** A `commands` client under this file's prefix. */
+  readonly redis: Redis;
+  /** Environment variables for a service's config schema, pointed at this file's database and prefix. */
+  env(overrides?: Record<string, string>): Record<string, string>;
+};
+
+function withDatabase(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/**
+ * Call once at the top of an integration test file: before the tests it creates a database cloned from
+ * the migrated template and a unique Redis prefix; after them it drops both. Files run in parallel.
+ */
+export function useTestEnvironment(): TestEnvironment {
+  const serverUrl = inject('pgServerUrl');
+  const template = inject('templateDatabase');
+  const redisUrl = inject('redisUrl');
+  const suffix = randomBytes(6).toString('hex');
+  const database = `pcg_t_${suffix}`;
+  const redisPrefix = `pcg-test:${suffix}:`;
+  const databaseUrl = withDatabase(serverUrl, database);
+  let db: DatabasePool | undefined;
+  let redis: Redis | undefined;
+
+  beforeAll(async () => {
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(database)} TEMPLATE ${pg.escapeIdentifier(template)}`);
+    } finally {
+      await admin.end();
+    }
+    db = await createPool(databaseUrl, { maximumPoolSize: 5 });
+    redis = createRedis({ REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix }, 'commands', 'test');
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    if (redis) {
+      await deleteKeysWithPrefix(redis, redisPrefix);
+      await redis.quit();
+    }
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    try {
+      await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(database)} WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
+  });
+
+  const ready = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`${what} is available only inside tests and hooks`);
+    return value;
+  };
+
+  return {
+    databaseUrl,
+    redisUrl,
+    redisPrefix,
+    get db() {
+      return ready(db, 'db');
+    },
+    get redis() {
+      return ready(redis, 'redis');
+    },
+    env(overrides = {}) {
+      return { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, LOG_LEVEL: 'silent', ...overrides };
+    },
+  };
+}
+
+/** Deletes every key under a prefix, SCAN by SCAN (the client's own keyPrefix is not applied to SCAN). */
+async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+    cursor = next;
+    // The client prefixes what it sends; strip the prefix so DEL names the real keys.
+    if (keys.length > 0) await redis.del(...keys.map((key) => key.slice(prefix.length)));
+  } while (cursor !== '0');
+}
+
+/** A logger whose lines are kept in memory, for tests that assert what is (and is not) logged. */
+export function createCapturingLogger(name = 'test'): { log: Logger; lines: () => string[] } {
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk.toString('utf8'));
+      callback();
+    },
+  });
+  const log = createLogger({ name, level: 'trace', destination });
+  return { log, lines: () => chunks.join('').split('\n').filter((line) => line.length > 0) };
+}
+
+/** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
+export async function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
