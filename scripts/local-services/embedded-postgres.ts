@@ -71,7 +71,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     const hint = runAsPostgresUser && /Permission denied/.test(String(error))
       ? ` (as root, Postgres runs as the postgres user, which needs to reach ${options.dataDir}: set DATA_DIR to a folder outside a private home)`
       : '';
-    throw new Error(`${(error as Error | undefined)?.message ?? 'postgres exited'}${hint}`);
+    throw new Error(`${(error as Error | undefined)?.message ?? "postgres exited"}${hint}`, { cause: error });
   }
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`,
