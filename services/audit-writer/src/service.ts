@@ -13,8 +13,8 @@ export type RunningAuditWriter = Infrastructure & {
  * The audit-writer drains the Redis audit queue into `audit_log`, one INSERT per flush. The flush loop
  * arrives with the audit work; today it holds its connections and stops cleanly.
  */
-export async function startAuditWriter(config: AuditWriterConfig, _log: Logger): Promise<RunningAuditWriter> {
-  const infra = await openInfrastructure(config, 'audit-writer');
+export async function startAuditWriter(config: AuditWriterConfig, log: Logger): Promise<RunningAuditWriter> {
+  const infra = await openInfrastructure(config, 'audit-writer', log);
   return {
     ...infra,
     address: `${describeRedisUrl(config.REDIS_URL)} (prefix ${config.REDIS_PREFIX}) -> ${describeDatabaseUrl(config.DATABASE_URL)}`,

@@ -9,7 +9,7 @@ export type RunningConsole = Infrastructure & {
 };
 
 export async function startConsole(config: ConsoleConfig, log: Logger): Promise<RunningConsole> {
-  const infra = await openInfrastructure(config, 'console');
+  const infra = await openInfrastructure(config, 'console', log);
   const app = buildApp({ config, log, db: infra.db, redis: infra.redis });
   const address = await app.listen({ host: config.BIND_HOST, port: config.REST_PORT }).catch(async (error: unknown) => {
     await infra.close();

@@ -9,7 +9,7 @@ export type RunningGateway = Infrastructure & {
 };
 
 export async function startGateway(config: GatewayConfig, log: Logger): Promise<RunningGateway> {
-  const infra = await openInfrastructure(config, 'gateway');
+  const infra = await openInfrastructure(config, 'gateway', log);
   const app = buildApp({ log });
   const address = await app.listen({ host: config.BIND_HOST, port: config.MCP_HTTP_PORT }).catch(async (error: unknown) => {
     await infra.close();

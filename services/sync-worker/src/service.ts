@@ -13,8 +13,8 @@ export type RunningSyncWorker = Infrastructure & {
  * The sync-worker: the only process that talks to sources. Its queues (`sync`, `live`) and connectors
  * arrive with the connections work; today it holds its connections and stops cleanly.
  */
-export async function startSyncWorker(config: SyncWorkerConfig, _log: Logger): Promise<RunningSyncWorker> {
-  const infra = await openInfrastructure(config, 'sync-worker');
+export async function startSyncWorker(config: SyncWorkerConfig, log: Logger): Promise<RunningSyncWorker> {
+  const infra = await openInfrastructure(config, 'sync-worker', log);
   return {
     ...infra,
     address: `${describeRedisUrl(config.REDIS_URL)} (prefix ${config.REDIS_PREFIX}) -> ${describeDatabaseUrl(config.DATABASE_URL)}`,

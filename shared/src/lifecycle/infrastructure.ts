@@ -1,4 +1,5 @@
 import { openDatabase, type DatabasePool } from '../db/index.ts';
+import type { Logger } from '../logger/index.ts';
 import { createRedis, waitForRedis, type Redis, type RedisSettings } from '../redis/index.ts';
 
 export type Infrastructure = {
@@ -13,9 +14,12 @@ export type Infrastructure = {
 export async function openInfrastructure(
   config: RedisSettings & { DATABASE_URL: string },
   connectionName: string,
+  log: Logger,
 ): Promise<Infrastructure> {
   const db = await openDatabase(config.DATABASE_URL);
   const redis = createRedis(config, 'commands', connectionName);
+  // ioredis retries on its own; without a listener every failed attempt is an "unhandled error event".
+  redis.on('error', (error: Error) => log.warn({ err: error }, 'redis connection error'));
   try {
     await waitForRedis(redis);
   } catch (error) {

@@ -1,0 +1,1 @@
+export * from './grants-types.ts';
