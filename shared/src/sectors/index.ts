@@ -1,1 +1,3 @@
 export * from './sector-names.ts';
+export * from './catalogue-types.ts';
+export * from './catalogue.ts';

@@ -1,0 +1,59 @@
+import type { Sector } from './sector-names.ts';
+
+/**
+ * Wire types of catalogue fields. `uuid` is a string on the wire; `decimal` is an exact decimal string (money, quantities);
+ * `timestamp` an ISO 8601 UTC instant with milliseconds; `date` a local `YYYY-MM-DD`.
+ */
+export type FieldType = 'string' | 'uuid' | 'integer' | 'number' | 'decimal' | 'boolean' | 'timestamp' | 'date' | 'string[]' | 'json';
+
+export type FieldDef = {
+  name: string;
+  type: FieldType;
+  description: string;
+  unit?: string;
+  /** May appear in `where`. */
+  filterable: boolean;
+  /** May appear in `order_by` (and as an aggregate group). */
+  sortable: boolean;
+  /** Whether the column may hold null; decides how keyset pages compare it. */
+  nullable: boolean;
+  /** The column when it differs from the field name. */
+  column?: string;
+};
+
+export type ObjectDef = {
+  /** `<sector>.<object>`, e.g. `finance.transaction`. */
+  name: string;
+  sector: Sector;
+  table: string;
+  description: string;
+  fields: readonly FieldDef[];
+  /** The traps to know before filtering (sign conventions, units, time zones). */
+  notes: readonly string[];
+  /** Field → what to know about it. */
+  fieldDocs: Readonly<Record<string, string>>;
+  /** Order used when a query names none; `id` is always appended as the tiebreak. */
+  defaultOrder: ReadonlyArray<{ field: string; direction: 'asc' | 'desc' }>;
+};
+
+type FieldOptions = Partial<Omit<FieldDef, 'name' | 'type' | 'description'>>;
+
+/**
+ * A field that can be filtered and sorted and may be null, unless the options say otherwise. Lists and
+ * JSON cannot be sorted and are never null (an empty list instead); JSON cannot be filtered.
+ */
+export function field(name: string, type: FieldType, description: string, options: FieldOptions = {}): FieldDef {
+  const scalar = type !== 'json' && type !== 'string[]';
+  return { name, type, description, filterable: type !== 'json', sortable: scalar, nullable: scalar, ...options };
+}
+
+/** The columns every cached row carries (design 4.2). */
+export function commonFields(): FieldDef[] {
+  return [
+    field('id', 'string', 'Gateway id of the record; pass it to get_record.', { nullable: false }),
+    field('connection_id', 'uuid', 'The connection this record came from (see describe_context).', { nullable: false }),
+    field('source', 'string', 'Provider kind that delivered the record.', { nullable: false }),
+    field('source_id', 'string', "The provider's own id for the record.", { nullable: false }),
+    field('synced_at', 'timestamp', 'When the gateway last stored this record (UTC).', { nullable: false }),
+  ];
+}

@@ -1,0 +1,88 @@
+import { commonFields, field, type ObjectDef } from '../catalogue-types.ts';
+
+export const healthSample: ObjectDef = {
+  name: 'health.sample',
+  sector: 'health',
+  table: 'health_samples',
+  description: 'A measured health quantity over an interval: steps, heart rate, energy, weight, …',
+  fields: [
+    ...commonFields(),
+    field('metric', 'string', 'What was measured, e.g. step_count, heart_rate, active_energy, body_mass.', { nullable: false }),
+    field('value', 'number', 'The measured value, in unit.'),
+    field('unit', 'string', 'Unit of value, e.g. count, count/min, kcal, kg.'),
+    field('start_at', 'timestamp', 'Start of the measured interval (UTC).'),
+    field('end_at', 'timestamp', 'End of the measured interval (UTC).'),
+    field('device', 'string', 'Device that measured it, when known.'),
+  ],
+  notes: [
+    'Cumulative metrics (steps, distance, energy) may be summed; discrete ones (heart rate, body mass) may only be averaged, or min/max taken.',
+    'Always read unit: energy may be kcal or kJ depending on the source; 1 kcal = 4.184 kJ.',
+    'Times are UTC instants; a day in the person\'s time zone does not start at 00:00Z.',
+    'Phone and watch can both report the same interval; filter by device to avoid double counting.',
+  ],
+  fieldDocs: {
+    value: 'In the row\'s unit; never sum discrete metrics such as heart_rate.',
+    unit: 'kcal versus kJ matters for energy metrics.',
+    start_at: 'UTC; convert before grouping by local day.',
+  },
+  defaultOrder: [{ field: 'start_at', direction: 'desc' }],
+};
+
+export const healthWorkout: ObjectDef = {
+  name: 'health.workout',
+  sector: 'health',
+  table: 'health_workouts',
+  description: 'A workout: sport, duration, energy, distance and heart rate.',
+  fields: [
+    ...commonFields(),
+    field('sport', 'string', 'Activity, e.g. running, cycling, strength_training.'),
+    field('start_at', 'timestamp', 'Start (UTC).'),
+    field('end_at', 'timestamp', 'End (UTC).'),
+    field('duration_s', 'number', 'Duration.', { unit: 's' }),
+    field('energy_kcal', 'number', 'Active energy burned.', { unit: 'kcal' }),
+    field('distance_m', 'number', 'Distance covered.', { unit: 'm' }),
+    field('avg_hr', 'number', 'Average heart rate.', { unit: 'count/min' }),
+    field('max_hr', 'number', 'Maximum heart rate.', { unit: 'count/min' }),
+    field('strain', 'number', 'Provider strain score (0–21 on the wearable scale), when reported.'),
+  ],
+  notes: [
+    'energy_kcal is always kilocalories: sources that report kilojoules are converted (1 kcal = 4.184 kJ).',
+    'duration_s is seconds, even where a source reports milliseconds or minutes.',
+    'distance_m is metres.',
+  ],
+  fieldDocs: {
+    energy_kcal: 'Kilocalories (converted from kJ where the source uses kJ).',
+    duration_s: 'Seconds.',
+    strain: 'Wearable-specific score; null for other sources.',
+  },
+  defaultOrder: [{ field: 'start_at', direction: 'desc' }],
+};
+
+export const healthSleepSession: ObjectDef = {
+  name: 'health.sleep_session',
+  sector: 'health',
+  table: 'health_sleep_sessions',
+  description: 'One night (or nap) of sleep with its stages.',
+  fields: [
+    ...commonFields(),
+    field('start_at', 'timestamp', 'When the session started (UTC).'),
+    field('end_at', 'timestamp', 'When it ended (UTC).'),
+    field('in_bed_s', 'number', 'Time in bed.', { unit: 's' }),
+    field('asleep_s', 'number', 'Time asleep (all stages).', { unit: 's' }),
+    field('rem_s', 'number', 'REM sleep.', { unit: 's' }),
+    field('deep_s', 'number', 'Deep (slow-wave) sleep.', { unit: 's' }),
+    field('light_s', 'number', 'Light / core sleep.', { unit: 's' }),
+    field('awake_s', 'number', 'Time awake during the session.', { unit: 's' }),
+    field('efficiency_pct', 'number', 'asleep / in bed, as a percentage.', { unit: '%' }),
+    field('score', 'number', 'Provider sleep score (0–100), when reported.'),
+  ],
+  notes: [
+    'All durations are seconds, even where a source reports milliseconds.',
+    'A night usually starts before local midnight: select by end_at to get "last night".',
+  ],
+  fieldDocs: {
+    asleep_s: 'Seconds; rem_s + deep_s + light_s when stages are known.',
+    start_at: 'UTC; the local evening of the night before.',
+  },
+  defaultOrder: [{ field: 'start_at', direction: 'desc' }],
+};
