@@ -1,1 +1,2 @@
 export * from './test-environment.ts';
+export * from './fixtures.ts';

@@ -1,0 +1,2 @@
+export * from './cache-record-schema.ts';
+export * from './cache-writes.ts';
