@@ -34,7 +34,8 @@ const VALUE_SCHEMAS: Record<FieldType, z.ZodType> = {
 
 function valueSchema(fieldDef: FieldDef): z.ZodType {
   const base = VALUE_SCHEMAS[fieldDef.type];
-  return fieldDef.nullable ? base.nullish() : base;
+  if (fieldDef.nullable) return base.nullish();
+  return fieldDef.defaultValue === undefined ? base : base.nullish().transform((value) => value ?? fieldDef.defaultValue);
 }
 
 /**

@@ -1,21 +1,8 @@
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import { ValidationError } from '../http/index.ts';
-import { columnOf, findObject, type FieldType, type ObjectDef } from '../sectors/index.ts';
+import { columnOf, findObject, SQL_TYPES, type ObjectDef } from '../sectors/index.ts';
 import { MANAGED_FIELDS, recordSchemaFor, type CacheRecord } from './cache-record-schema.ts';
-
-const SQL_TYPES: Record<FieldType, ReturnType<typeof sql.fragment>> = {
-  string: sql.fragment`text`,
-  uuid: sql.fragment`uuid`,
-  integer: sql.fragment`integer`,
-  number: sql.fragment`double precision`,
-  decimal: sql.fragment`numeric`,
-  boolean: sql.fragment`boolean`,
-  timestamp: sql.fragment`timestamptz`,
-  date: sql.fragment`date`,
-  'string[]': sql.fragment`text[]`,
-  json: sql.fragment`jsonb`,
-};
 
 export type UpsertInput = {
   /** Catalogue object name, e.g. `finance.transaction`. */

@@ -3,3 +3,4 @@ export * from './ensure-database.ts';
 export * from './migrate.ts';
 export { sql } from 'slonik';
 export * from './open-database.ts';
+export * from './stored-secret.ts';

@@ -19,6 +19,8 @@ export type FieldDef = {
   nullable: boolean;
   /** The column when it differs from the field name. */
   column?: string;
+  /** What the upsert path stores when a record leaves a non-nullable field out. */
+  defaultValue?: unknown;
 };
 
 export type ObjectDef = {
@@ -44,7 +46,8 @@ type FieldOptions = Partial<Omit<FieldDef, 'name' | 'type' | 'description'>>;
  */
 export function field(name: string, type: FieldType, description: string, options: FieldOptions = {}): FieldDef {
   const scalar = type !== 'json' && type !== 'string[]';
-  return { name, type, description, filterable: type !== 'json', sortable: scalar, nullable: scalar, ...options };
+  const defaultValue = scalar ? undefined : [];
+  return { name, type, description, filterable: type !== 'json', sortable: scalar, nullable: scalar, defaultValue, ...options };
 }
 
 /** The columns every cached row carries (design 4.2). */

@@ -11,7 +11,7 @@ export const homeEntity: ObjectDef = {
     field('domain', 'string', 'Entity domain, e.g. light, switch, sensor, climate.', { nullable: false }),
     field('friendly_name', 'string', 'Human name of the entity.'),
     field('state', 'string', 'State as text: "on", "off", "21.5", "unavailable", …'),
-    field('attributes', 'json', 'Domain-specific attributes (brightness, unit_of_measurement, …).'),
+    field('attributes', 'json', 'Domain-specific attributes (brightness, unit_of_measurement, …).', { defaultValue: {} }),
     field('last_changed', 'timestamp', 'When the state last changed (UTC).'),
     field('last_updated', 'timestamp', 'When the state or attributes last changed (UTC).'),
   ],

@@ -1,0 +1,5 @@
+export * from './query-input.ts';
+export * from './query-errors.ts';
+export * from './query-plan.ts';
+export * from './query-cursor.ts';
+export * from './query-engine.ts';

@@ -1,0 +1,66 @@
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { loadOrCreateSecret } from '../db/index.ts';
+import type { ObjectDef } from '../sectors/index.ts';
+import { createCursorCodec, queryShape, type CursorCodec } from './query-cursor.ts';
+import { describeZodError, QueryError } from './query-errors.ts';
+import { QueryInputSchema, type QueryResult } from './query-input.ts';
+import { planQuery } from './query-plan.ts';
+import { aggregateSql, pageSql } from './query-sql.ts';
+
+const AnyRow = z.record(z.string(), z.unknown());
+
+/** Name of the `settings` row holding the cursor signing key. */
+export const CURSOR_KEY_SETTING = 'query_cursor_key';
+
+export type QueryEngine = {
+  /** Validates `input` for `object` (already resolved from the catalogue and grant-checked) and runs it. */
+  query(object: ObjectDef, input: unknown): Promise<QueryResult>;
+  /** One record by gateway id, every field; null when there is none. */
+  getRecord(object: ObjectDef, id: string): Promise<Record<string, unknown> | null>;
+};
+
+export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
+  let codec: Promise<CursorCodec> | undefined;
+  const cursors = () => (codec ??= loadOrCreateSecret(db, CURSOR_KEY_SETTING).then(createCursorCodec));
+
+  return {
+    async query(object, input) {
+      const parsed = QueryInputSchema.safeParse(input);
+      if (!parsed.success) throw new QueryError(describeZodError(parsed.error));
+      if (parsed.data.object !== object.name) throw new QueryError(`object: expected ${object.name}`);
+      const plan = planQuery(object, parsed.data);
+
+      if (plan.aggregate) {
+        const rows = await db.any(sql.type(AnyRow)`${aggregateSql(plan, plan.aggregate)}`);
+        const page = rows.slice(0, plan.limit);
+        return { object: object.name, rows: page.map((row) => ({ ...row })), row_count: page.length, has_more: rows.length > plan.limit };
+      }
+
+      const shape = queryShape(plan);
+      const cursorValues = parsed.data.cursor ? (await cursors()).decode(shape, parsed.data.cursor) : undefined;
+      if (cursorValues && cursorValues.length !== plan.order.length) throw new QueryError('cursor: it belongs to another query');
+      const rows = await db.any(sql.type(AnyRow)`${pageSql(plan, cursorValues)}`);
+      const hasMore = rows.length > plan.limit;
+      const page = rows.slice(0, plan.limit);
+      const selected = plan.select.map((f) => f.name);
+      const result: QueryResult = {
+        object: object.name,
+        rows: page.map((row) => Object.fromEntries(selected.map((name) => [name, row[name] ?? null]))),
+        row_count: page.length,
+        has_more: hasMore,
+      };
+      const last = page.at(-1);
+      if (hasMore && last) result.next_cursor = (await cursors()).encode(shape, plan.order.map((entry) => last[entry.field.name] ?? null));
+      return result;
+    },
+
+    async getRecord(object, id) {
+      if (id.length === 0 || id.length > 512 || id.includes('\u0000')) return null;
+      const columns = object.fields.map((f) => sql.fragment`${sql.identifier([f.column ?? f.name])} AS ${sql.identifier([f.name])}`);
+      const row = await db.maybeOne(sql.type(AnyRow)`
+        SELECT ${sql.join(columns, sql.fragment`, `)} FROM ${sql.identifier([object.table])} WHERE id = ${id}`);
+      return row ? { ...row } : null;
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+
+export const FILTER_OPS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'not_in', 'contains', 'starts_with', 'is_null', 'between'] as const;
+export type FilterOp = (typeof FILTER_OPS)[number];
+
+export const METRIC_FNS = ['count', 'sum', 'avg', 'min', 'max'] as const;
+export type MetricFn = (typeof METRIC_FNS)[number];
+
+/** Longest string value a filter takes; longer ones are refused rather than sent to the database. */
+export const MAX_STRING_VALUE = 1_000;
+export const MAX_LIST_VALUES = 500;
+export const MAX_LIMIT = 200;
+export const DEFAULT_LIMIT = 50;
+/** At most this many groups come back from an aggregate. */
+export const MAX_GROUPS = MAX_LIMIT;
+
+const Scalar = z.union([z.string().max(MAX_STRING_VALUE, `strings are at most ${MAX_STRING_VALUE} characters`), z.number(), z.boolean(), z.null()]);
+
+const FieldName = z.string().min(1).max(128);
+
+export const FilterSchema = z
+  .object({
+    field: FieldName.describe('A filterable field of the object (see get_schema).'),
+    op: z
+      .enum(FILTER_OPS)
+      .describe(
+        'eq, ne, lt, lte, gt, gte: compare with value. in, not_in: value is a list. between: value is [low, high], both included. ' +
+          'contains: case-insensitive substring for text, one whole element for lists. starts_with: case-insensitive prefix. ' +
+          'is_null: value true (missing) or false (present). ne and not_in also match missing values.',
+      ),
+    value: z
+      .union([Scalar, z.array(Scalar).max(MAX_LIST_VALUES, `lists hold at most ${MAX_LIST_VALUES} values`)])
+      .optional()
+      .describe('Dates as YYYY-MM-DD, instants as ISO 8601, money as a decimal string or number.'),
+  })
+  .strict();
+export type Filter = z.infer<typeof FilterSchema>;
+
+export const OrderSchema = z
+  .object({
+    field: FieldName.describe('A sortable field of the object.'),
+    direction: z.enum(['asc', 'desc']).default('asc').describe('asc or desc; missing values sort last either way.'),
+  })
+  .strict();
+
+export const MetricSchema = z
+  .object({
+    fn: z.enum(METRIC_FNS).describe('count, sum, avg, min or max.'),
+    field: FieldName.optional().describe('The field to aggregate; count without a field counts rows.'),
+  })
+  .strict();
+
+export const AggregateSchema = z
+  .object({
+    group_by: z.array(FieldName).max(5).optional().describe('Fields to group by; omit for one total row.'),
+    metrics: z.array(MetricSchema).min(1).max(10).describe('What to compute per group; named fn_field in the rows (count for a bare count).'),
+  })
+  .strict();
+
+export const QueryInputSchema = z
+  .object({
+    object: z.string().min(1).max(128).describe('The object to read, e.g. finance.transaction. One object of one sector per query.'),
+    where: z.array(FilterSchema).max(20).optional().describe('Filters, all of which must hold.'),
+    order_by: z.array(OrderSchema).max(5).optional().describe("Sort order; defaults to the object's natural order."),
+    select: z.array(FieldName).min(1).max(100).optional().describe('Fields to return; id is always included. Default: every field.'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .transform((value) => Math.min(value ?? DEFAULT_LIMIT, MAX_LIMIT))
+      .describe(`Rows per page, 1 to ${MAX_LIMIT} (larger values are capped); default ${DEFAULT_LIMIT}.`),
+    cursor: z
+      .string()
+      .max(4_096)
+      .optional()
+      .describe('next_cursor from the previous page of the same query, unchanged. has_more: true means there are more pages.'),
+    aggregate: AggregateSchema.optional().describe('Group and compute metrics instead of returning rows.'),
+  })
+  .strict();
+export type QueryInput = z.input<typeof QueryInputSchema>;
+export type ParsedQueryInput = z.output<typeof QueryInputSchema>;
+
+export type QueryResult = {
+  object: string;
+  rows: Array<Record<string, unknown>>;
+  row_count: number;
+  has_more: boolean;
+  next_cursor?: string;
+};

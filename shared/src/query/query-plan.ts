@@ -1,0 +1,153 @@
+import { findField, type FieldDef, type FieldType, type ObjectDef } from '../sectors/index.ts';
+import { QueryError } from './query-errors.ts';
+import { MAX_STRING_VALUE, type FilterOp, type MetricFn, type ParsedQueryInput } from './query-input.ts';
+
+export type FilterPlan = { field: FieldDef; op: FilterOp; value: unknown };
+export type OrderPlan = { field: FieldDef; direction: 'asc' | 'desc' };
+export type MetricPlan = { fn: MetricFn; field?: FieldDef; alias: string };
+export type AggregatePlan = { groupBy: FieldDef[]; metrics: MetricPlan[] };
+
+export type QueryPlan = {
+  object: ObjectDef;
+  filters: FilterPlan[];
+  /** The requested (or default) order, with `id` appended as the tiebreak. */
+  order: OrderPlan[];
+  select: FieldDef[];
+  limit: number;
+  aggregate?: AggregatePlan;
+};
+
+const ORDERED: ReadonlySet<FieldType> = new Set(['string', 'integer', 'number', 'decimal', 'timestamp', 'date']);
+const OPS_BY_TYPE: Record<FieldType, readonly FilterOp[]> = {
+  string: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'contains', 'starts_with', 'is_null'],
+  uuid: ['eq', 'ne', 'in', 'not_in', 'is_null'],
+  integer: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'is_null'],
+  number: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'is_null'],
+  decimal: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'is_null'],
+  boolean: ['eq', 'ne', 'is_null'],
+  timestamp: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'is_null'],
+  date: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'is_null'],
+  'string[]': ['contains', 'is_null'],
+  json: [],
+};
+const NUMERIC: ReadonlySet<FieldType> = new Set(['integer', 'number', 'decimal']);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+function names(fields: readonly FieldDef[]): string {
+  return fields.map((fieldDef) => fieldDef.name).join(', ');
+}
+
+function fieldOf(object: ObjectDef, name: string, where: string, usable: (fieldDef: FieldDef) => boolean, what: string): FieldDef {
+  const fieldDef = findField(object, name);
+  const valid = object.fields.filter(usable);
+  if (!fieldDef) throw new QueryError(`${where}: unknown field '${name}' on ${object.name}; ${what} fields: ${names(valid)}`);
+  if (!usable(fieldDef)) throw new QueryError(`${where}: field '${name}' cannot be used here; ${what} fields: ${names(valid)}`);
+  return fieldDef;
+}
+
+/** Checks one scalar against the field's type and returns it in the form bound as a parameter. */
+export function coerceValue(fieldDef: FieldDef, value: unknown, where: string): unknown {
+  const fail = (expected: string): never => {
+    throw new QueryError(`${where}: ${fieldDef.name} is ${fieldDef.type}; expected ${expected}, got ${JSON.stringify(value)?.slice(0, 80)}`);
+  };
+  switch (fieldDef.type) {
+    case 'string':
+    case 'string[]':
+      if (typeof value !== 'string') return fail('a string');
+      if (value.includes('\u0000')) return fail('a string without NUL characters');
+      if (value.length > MAX_STRING_VALUE) return fail(`at most ${MAX_STRING_VALUE} characters`);
+      return value;
+    case 'uuid':
+      return typeof value === 'string' && UUID.test(value) ? value.toLowerCase() : fail('a UUID');
+    case 'integer':
+      return typeof value === 'number' && Number.isSafeInteger(value) && Math.abs(value) <= 2_147_483_647 ? value : fail('a whole number');
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? value : fail('a number');
+    case 'decimal':
+      if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+      return typeof value === 'string' && DECIMAL.test(value) && value.length <= 40 ? value : fail('a decimal number such as "-12.50"');
+    case 'boolean':
+      return typeof value === 'boolean' ? value : fail('true or false');
+    case 'date': {
+      if (typeof value !== 'string' || !DATE.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) return fail('a date YYYY-MM-DD');
+      return value;
+    }
+    case 'timestamp': {
+      if (typeof value !== 'string' || value.length > 40) return fail('an ISO 8601 instant such as 2026-03-01T00:00:00Z');
+      const parsed = Date.parse(DATE.test(value) ? `${value}T00:00:00Z` : value);
+      return Number.isNaN(parsed) ? fail('an ISO 8601 instant such as 2026-03-01T00:00:00Z') : new Date(parsed).toISOString();
+    }
+    case 'json':
+      return fail('nothing: JSON fields cannot be filtered');
+  }
+}
+
+function planFilter(object: ObjectDef, filter: ParsedQueryInput['where'] extends (infer F)[] | undefined ? F : never, index: number): FilterPlan {
+  const where = `where.${index}`;
+  const fieldDef = fieldOf(object, filter.field, where, (f) => f.filterable, 'filterable');
+  const allowed = OPS_BY_TYPE[fieldDef.type];
+  if (!allowed.includes(filter.op)) {
+    throw new QueryError(`${where}: op '${filter.op}' does not apply to ${fieldDef.name} (${fieldDef.type}); valid ops: ${allowed.join(', ')}`);
+  }
+  const { op, value } = filter;
+  if (op === 'is_null') {
+    if (value !== undefined && typeof value !== 'boolean') throw new QueryError(`${where}: is_null takes true or false`);
+    return { field: fieldDef, op, value: value ?? true };
+  }
+  if (op === 'in' || op === 'not_in') {
+    if (!Array.isArray(value) || value.length === 0) throw new QueryError(`${where}: ${op} takes a non-empty list of values`);
+    return { field: fieldDef, op, value: value.map((item, i) => coerceValue(fieldDef, item, `${where}.value.${i}`)) };
+  }
+  if (op === 'between') {
+    if (!Array.isArray(value) || value.length !== 2) throw new QueryError(`${where}: between takes [low, high]`);
+    return { field: fieldDef, op, value: value.map((item, i) => coerceValue(fieldDef, item, `${where}.value.${i}`)) };
+  }
+  if (Array.isArray(value)) throw new QueryError(`${where}: ${op} takes one value, not a list`);
+  if (value === undefined || value === null) throw new QueryError(`${where}: ${op} needs a value; use is_null to match missing values`);
+  const coerced = coerceValue(fieldDef, value, `${where}.value`);
+  if ((op === 'contains' || op === 'starts_with') && coerced === '') throw new QueryError(`${where}: ${op} needs a non-empty string`);
+  return { field: fieldDef, op, value: coerced };
+}
+
+function planAggregate(object: ObjectDef, aggregate: NonNullable<ParsedQueryInput['aggregate']>): AggregatePlan {
+  const groupBy = (aggregate.group_by ?? []).map((name, i) => fieldOf(object, name, `aggregate.group_by.${i}`, (f) => f.sortable, 'groupable'));
+  const metrics = aggregate.metrics.map((metric, i): MetricPlan => {
+    const where = `aggregate.metrics.${i}`;
+    if (!metric.field) {
+      if (metric.fn !== 'count') throw new QueryError(`${where}: ${metric.fn} needs a field`);
+      return { fn: 'count', alias: 'count' };
+    }
+    const usable = (f: FieldDef) =>
+      metric.fn === 'count' ? f.type !== 'json' : metric.fn === 'sum' || metric.fn === 'avg' ? NUMERIC.has(f.type) : ORDERED.has(f.type);
+    const fieldDef = fieldOf(object, metric.field, where, usable, `${metric.fn}-able`);
+    return { fn: metric.fn, field: fieldDef, alias: `${metric.fn}_${fieldDef.name}` };
+  });
+  const aliases = metrics.map((metric) => metric.alias);
+  const duplicate = aliases.find((alias, i) => aliases.indexOf(alias) !== i);
+  if (duplicate) throw new QueryError(`aggregate.metrics: '${duplicate}' is asked for twice`);
+  return { groupBy, metrics };
+}
+
+/** Turns validated input into a plan whose every identifier comes from the catalogue. */
+export function planQuery(object: ObjectDef, input: ParsedQueryInput): QueryPlan {
+  const filters = (input.where ?? []).map((filter, i) => planFilter(object, filter, i));
+  if (input.aggregate) {
+    if (input.cursor) throw new QueryError('cursor: aggregates come in one page; narrow them with where instead');
+    if (input.select) throw new QueryError('select: not used with aggregate; name fields in group_by and metrics');
+    if (input.order_by) throw new QueryError('order_by: aggregates are ordered by their group_by fields');
+    return { object, filters, order: [], select: [], limit: input.limit, aggregate: planAggregate(object, input.aggregate) };
+  }
+  const requested = input.order_by ?? object.defaultOrder;
+  const order = requested.map((entry, i) => ({
+    field: fieldOf(object, entry.field, `order_by.${i}`, (f) => f.sortable, 'sortable'),
+    direction: entry.direction ?? 'asc',
+  }));
+  const seen = new Set(order.map((entry) => entry.field.name));
+  if (seen.size !== order.length) throw new QueryError('order_by: a field is named twice');
+  if (!seen.has('id')) order.push({ field: fieldOf(object, 'id', 'order_by', () => true, ''), direction: order.at(-1)?.direction ?? 'asc' });
+  const selectNames = input.select ? ['id', ...input.select.filter((name) => name !== 'id')] : object.fields.map((f) => f.name);
+  const select = [...new Set(selectNames)].map((name, i) => fieldOf(object, name, `select.${i}`, () => true, 'selectable'));
+  return { object, filters, order, select, limit: input.limit };
+}
