@@ -1,0 +1,163 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { AuditEvent, AuditRecorder } from '../audit/index.ts';
+import { upsertRecords } from '../cache/index.ts';
+import type { Grant } from '../grants/index.ts';
+import { createQueryEngine, type QueryEngine } from '../query/index.ts';
+import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '../testing/index.ts';
+import { createReadService, type ReadService } from './reads-service.ts';
+import type { Caller } from './reads-types.ts';
+
+const testEnv = useTestEnvironment();
+const events: AuditEvent[] = [];
+const recorder = { record: (event: AuditEvent) => void events.push(event) } satisfies AuditRecorder;
+let reads: ReadService;
+let engineCalls = 0;
+
+const NOW = new Date('2026-11-22T12:00:00.000Z');
+const grant = (sectors: Grant['sectors'], expiresAt: string | null = null): Caller => ({
+  kind: 'agent',
+  grant: { agentId: 1, agentName: 'claude', sectors, expiresAt, generation: 0 },
+  requestId: 'req-1',
+});
+const lastEvent = () => events.at(-1);
+const outcomeOf = async (promise: Promise<unknown>) => promise.then((value) => ({ value }), (error: Error) => ({ error: error.message }));
+
+beforeAll(async () => {
+  const real = createQueryEngine({ db: testEnv.db });
+  const counting: QueryEngine = {
+    query: (...args) => ((engineCalls += 1), real.query(...args)),
+    getRecord: (...args) => ((engineCalls += 1), real.getRecord(...args)),
+  };
+  reads = createReadService({ db: testEnv.db, engine: counting, audit: recorder, log: createCapturingLogger().log, serviceName: 'pcg-test', now: () => NOW });
+  const bank = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid' });
+  await testEnv.db.query(
+    (await import('slonik')).sql.unsafe`UPDATE connections SET last_synced_at = '2026-11-22T11:00:00Z' WHERE id = ${bank}`,
+  );
+  await upsertRecords(testEnv.db, {
+    object: 'finance.account',
+    connectionId: bank,
+    source: 'plaid',
+    records: [{ source_id: 'a1', name: 'Checking', consent_expires_at: '2027-02-01T00:00:00Z' }],
+  });
+  await upsertRecords(testEnv.db, { object: 'finance.transaction', connectionId: bank, source: 'plaid', records: [{ source_id: 't1', amount: '-5.00', pending: false }] });
+  await insertTestConnection(testEnv.db, { sector: 'mail', provider: 'gmail' });
+});
+
+describe('describe_context', () => {
+  it('returns sectors: [] and no connections for an empty grant (spec 5 rule 2)', async () => {
+    const result = await reads.describeContext(grant([]));
+    expect(result).toEqual({ service: 'pcg-test', sectors: [], connections: [], now: NOW.toISOString() });
+    expect(lastEvent()).toMatchObject({ tool: 'describe_context', decision: 'allow', outcome: 'ok', sector: null, agentId: 'claude' });
+  });
+
+  it('lists only connections of granted sectors, with data age, health and finance consent expiry', async () => {
+    const result = await reads.describeContext(grant(['finance']));
+    expect(result.sectors).toEqual(['finance']);
+    expect(result.connections).toHaveLength(1);
+    expect(result.connections[0]).toMatchObject({
+      sector: 'finance',
+      provider: 'plaid',
+      status: 'active',
+      data_age_seconds: 3600,
+      health: 'ok',
+      consent_expires_at: '2027-02-01T00:00:00.000Z',
+    });
+  });
+});
+
+describe('sector checks before any SQL', () => {
+  it.each([
+    ['query', (caller: Caller) => reads.query(caller, { object: 'mail.message' })],
+    ['get_record', (caller: Caller) => reads.getRecord(caller, { object: 'mail.message', id: 'x' })],
+    ['fetch_live', (caller: Caller) => reads.fetchLive(caller, { object: 'mail.message' })],
+  ])('%s on an ungranted sector is denied with a reason and never reaches the engine', async (tool, call) => {
+    const before = engineCalls;
+    const { error } = (await outcomeOf(call(grant(['finance'])))) as { error: string };
+    expect(error).toBe("access denied: sector 'mail' is not granted to this agent (granted: finance)");
+    expect(engineCalls).toBe(before);
+    expect(lastEvent()).toMatchObject({ tool, decision: 'deny', denyReason: 'sector not granted', sector: 'mail', outcome: 'error' });
+  });
+
+  it('refuses an object whose first word is not a sector, keeping the sector column null', async () => {
+    const { error } = (await outcomeOf(reads.query(grant(['finance']), { object: 'financial.transaction' }))) as { error: string };
+    expect(error).toMatch(/'financial' is not a sector/);
+    expect(lastEvent()).toMatchObject({ decision: 'deny', denyReason: 'unknown sector', sector: null });
+  });
+
+  it('refuses every call once the key has expired, checked on each call', async () => {
+    const { error } = (await outcomeOf(reads.query(grant(['finance'], '2026-11-22T11:59:59.999Z'), { object: 'finance.transaction' }))) as { error: string };
+    expect(error).toBe('access denied: expired');
+    expect(lastEvent()).toMatchObject({ decision: 'deny', denyReason: 'expired' });
+  });
+
+  it('treats a stored * grant like any grant once resolved (all six sectors)', async () => {
+    const result = await reads.query(grant(['finance', 'health', 'mail', 'contacts', 'calendar', 'home']), { object: 'mail.message' });
+    expect(result.rows).toEqual([]);
+  });
+});
+
+describe('query and get_record', () => {
+  it('answers a granted query and records allow with the row count', async () => {
+    const result = await reads.query(grant(['finance']), { object: 'finance.transaction', select: ['amount'] });
+    expect(result.rows).toMatchObject([{ amount: '-5.00' }]);
+    expect(lastEvent()).toMatchObject({ tool: 'query', decision: 'allow', outcome: 'ok', sector: 'finance', resultCount: 1, requestId: 'req-1' });
+    expect(lastEvent()?.args).toEqual({ object: 'finance.transaction', select: ['amount'] });
+  });
+
+  it('answers a granted sector with no source as an empty result, not an error', async () => {
+    expect((await reads.query(grant(['health']), { object: 'health.workout' })).rows).toEqual([]);
+  });
+
+  it('records a bad query as allow with outcome error, and names the problem', async () => {
+    const { error } = (await outcomeOf(reads.query(grant(['finance']), { object: 'finance.transaction', where: [{ field: 'nope', op: 'eq', value: 1 }] }))) as { error: string };
+    expect(error).toMatch(/unknown field 'nope'/);
+    expect(lastEvent()).toMatchObject({ decision: 'allow', outcome: 'error', sector: 'finance' });
+  });
+
+  it('lists the sector\'s objects when the object is unknown', async () => {
+    const { error } = (await outcomeOf(reads.query(grant(['finance']), { object: 'finance.loans' }))) as { error: string };
+    expect(error).toBe("unknown object 'finance.loans'; objects in finance: finance.account, finance.transaction, finance.holding");
+  });
+
+  it('gets a record by id, and says record not found for an unknown one', async () => {
+    const [row] = (await reads.query(grant(['finance']), { object: 'finance.transaction' })).rows;
+    const found = await reads.getRecord(grant(['finance']), { object: 'finance.transaction', id: row?.id });
+    expect(found).toMatchObject({ object: 'finance.transaction', record: { id: row?.id, amount: '-5.00' } });
+    const { error } = (await outcomeOf(reads.getRecord(grant(['finance']), { object: 'finance.transaction', id: 'missing' }))) as { error: string };
+    expect(error).toBe('record not found');
+  });
+});
+
+describe('get_schema', () => {
+  it('leaves objects of ungranted sectors out instead of refusing', async () => {
+    const all = await reads.getSchema(grant(['finance', 'home']), {});
+    expect(all.objects.map((object) => (object as { name: string }).name)).toEqual(['finance.account', 'finance.transaction', 'finance.holding', 'home.entity']);
+    expect((await reads.getSchema(grant(['finance']), { sector: 'mail' })).objects).toEqual([]);
+    const [first] = (await reads.getSchema(grant(['finance']), { sector: 'finance' })).objects as Array<Record<string, unknown>>;
+    expect(first).toHaveProperty('notes');
+    expect(first).toHaveProperty('fieldDocs');
+  });
+});
+
+describe('fetch_live', () => {
+  it('says no active connection for a granted sector without one', async () => {
+    const { error } = (await outcomeOf(reads.fetchLive(grant(['home']), { object: 'home.entity' }))) as { error: string };
+    expect(error).toBe("no active connection for sector 'home'");
+    expect(lastEvent()).toMatchObject({ tool: 'fetch_live', decision: 'allow', outcome: 'error', sector: 'home' });
+  });
+});
+
+describe('the operator', () => {
+  it('reads every sector and leaves no audit row for reads', async () => {
+    const count = events.length;
+    const context = await reads.describeContext({ kind: 'operator' });
+    expect(context.sectors).toEqual(['finance', 'health', 'mail', 'contacts', 'calendar', 'home']);
+    await reads.query({ kind: 'operator' }, { object: 'mail.message' });
+    expect(events.length).toBe(count);
+  });
+
+  it('is recorded for fetch_live, a Console act', async () => {
+    await outcomeOf(reads.fetchLive({ kind: 'operator' }, { object: 'home.entity' }));
+    expect(lastEvent()).toMatchObject({ agentId: 'operator', tool: 'fetch_live' });
+  });
+});

@@ -1,0 +1,236 @@
+import { randomUUID } from 'node:crypto';
+import type { DatabasePool } from 'slonik';
+import type { z } from 'zod';
+import type { AuditRecorder } from '../audit/index.ts';
+import { OPERATOR_AGENT_ID } from '../audit/index.ts';
+import { HttpError } from '../http/index.ts';
+import type { LiveRequester } from '../live/index.ts';
+import type { Logger } from '../logger/index.ts';
+import { describeZodError, type QueryEngine, type QueryResult } from '../query/index.ts';
+import { CATALOGUE, findObject, isSector, objectsOfSector, SECTORS, type ObjectDef, type Sector } from '../sectors/index.ts';
+import {
+  AccessDeniedError,
+  expiredKey,
+  noActiveConnection,
+  NotFoundError,
+  RECORD_NOT_FOUND,
+  sectorNotGranted,
+  unknownSector,
+  UpstreamError,
+  ValidationError,
+} from './reads-errors.ts';
+import { activeConnectionIds, connectionsInSectors, type ConnectionRow } from './reads-queries.ts';
+import {
+  FetchLiveInputSchema,
+  GetRecordInputSchema,
+  GetSchemaInputSchema,
+  type Caller,
+  type ConnectionSummary,
+  type DescribeContextResult,
+} from './reads-types.ts';
+
+export type ReadServiceDeps = {
+  db: DatabasePool;
+  engine: QueryEngine;
+  audit: AuditRecorder;
+  log: Logger;
+  serviceName: string;
+  /** Absent until the live queue is wired; fetch_live then fails with a clear message. */
+  live?: LiveRequester;
+  now?: () => Date;
+};
+
+/** A connection is stale when it has not synced for this long. */
+const STALE_AFTER_SECONDS = 24 * 60 * 60;
+
+type Outcome = { result: unknown; count: number };
+
+function grantedSectors(caller: Caller): readonly Sector[] {
+  return caller.kind === 'operator' ? SECTORS : caller.grant.sectors;
+}
+
+function health(row: ConnectionRow, ageSeconds: number | null): string {
+  if (row.status !== 'active') return row.status;
+  if (row.last_error) return 'error';
+  if (ageSeconds === null) return 'pending';
+  return ageSeconds > STALE_AFTER_SECONDS ? 'stale' : 'ok';
+}
+
+/**
+ * The five reads (design 4.3) behind both the MCP tools and the REST mirror, so neither has logic of
+ * its own. Each checks the key's deadline and the sector before any SQL or upstream call, and leaves
+ * exactly one audit row per agent call: allow, deny with its reason, or allow with outcome error.
+ */
+export function createReadService(deps: ReadServiceDeps) {
+  const now = deps.now ?? (() => new Date());
+
+  /** The sector an object name or sector argument targets, refused unless it is one of the six and granted. */
+  function checkSector(caller: Caller, name: string): Sector {
+    const sector = name.split('.')[0] ?? '';
+    if (!isSector(sector)) throw unknownSector(sector);
+    if (!grantedSectors(caller).includes(sector)) throw sectorNotGranted(sector, grantedSectors(caller));
+    return sector;
+  }
+
+  function objectOf(name: string, sector: Sector): ObjectDef {
+    const object = findObject(name);
+    if (!object) {
+      const valid = objectsOfSector(sector).map((candidate) => candidate.name).join(', ');
+      throw new ValidationError(`unknown object '${name}'; objects in ${sector}: ${valid}`);
+    }
+    return object;
+  }
+
+  function parse<T>(schema: z.ZodType<T>, input: unknown): T {
+    const parsed = schema.safeParse(input ?? {});
+    if (!parsed.success) throw new ValidationError(describeZodError(parsed.error));
+    return parsed.data;
+  }
+
+  /** Runs one read, records its audit row (agents only, plus operator acts), and maps failures to safe messages. */
+  async function audited(
+    caller: Caller,
+    tool: string,
+    args: unknown,
+    sectorOf: () => string | null,
+    run: (sector: string | null) => Promise<Outcome>,
+    options: { auditOperator?: boolean } = {},
+  ): Promise<unknown> {
+    const record = (decision: 'allow' | 'deny', outcome: 'ok' | 'error', sector: string | null, extra: { denyReason?: string; resultCount?: number } = {}) => {
+      if (caller.kind === 'operator' && !options.auditOperator) return;
+      deps.audit.record({
+        agentId: caller.kind === 'agent' ? caller.grant.agentName : OPERATOR_AGENT_ID,
+        tool,
+        sector,
+        decision,
+        denyReason: extra.denyReason ?? null,
+        args,
+        resultCount: extra.resultCount ?? 0,
+        outcome,
+        requestId: caller.requestId ?? randomUUID(),
+      });
+    };
+    let sector: string | null = null;
+    try {
+      if (caller.kind === 'agent' && caller.grant.expiresAt !== null && Date.parse(caller.grant.expiresAt) <= now().getTime()) throw expiredKey();
+      sector = sectorOf();
+      const { result, count } = await run(sector);
+      record('allow', 'ok', sector, { resultCount: count });
+      return result;
+    } catch (error) {
+      if (error instanceof AccessDeniedError) {
+        // An unknown first word is not a sector, so it never lands in the sector column.
+        record('deny', 'error', error.sector ?? sector, { denyReason: error.denyReason });
+        throw error;
+      }
+      record('allow', 'error', sector);
+      if (error instanceof HttpError) throw error;
+      deps.log.error({ err: error, tool }, 'read failed');
+      throw new UpstreamError(`${tool} failed; try again later`);
+    }
+  }
+
+  const targetOf = (caller: Caller, input: unknown) => () => {
+    const object = (input as { object?: unknown } | null)?.object;
+    return typeof object === 'string' ? checkSector(caller, object) : null;
+  };
+
+  return {
+    describeContext(caller: Caller): Promise<DescribeContextResult> {
+      return audited(caller, 'describe_context', {}, () => null, async () => {
+        const sectors = [...grantedSectors(caller)];
+        const at = now();
+        const connections = (await connectionsInSectors(deps.db, sectors)).map((row): ConnectionSummary => {
+          const age = row.last_synced_at === null ? null : Math.max(0, Math.floor((at.getTime() - Date.parse(row.last_synced_at)) / 1000));
+          const summary: ConnectionSummary = {
+            id: row.id,
+            sector: row.sector as Sector,
+            provider: row.provider,
+            status: row.status,
+            last_synced_at: row.last_synced_at,
+            data_age_seconds: age,
+            health: health(row, age),
+          };
+          if (row.sector === 'finance') summary.consent_expires_at = row.consent_expires_at;
+          return summary;
+        });
+        return { result: { service: deps.serviceName, sectors, connections, now: at.toISOString() }, count: connections.length };
+      }) as Promise<DescribeContextResult>;
+    },
+
+    getSchema(caller: Caller, input: unknown): Promise<{ objects: unknown[] }> {
+      return audited(caller, 'get_schema', input ?? {}, () => {
+        const { sector } = parse(GetSchemaInputSchema, input);
+        if (sector === undefined) return null;
+        if (!isSector(sector)) throw unknownSector(sector);
+        return sector;
+      }, async (sector) => {
+        // Objects of ungranted sectors are absent, not refused (spec 4.2).
+        const granted = grantedSectors(caller);
+        const objects = CATALOGUE.filter((object) => granted.includes(object.sector) && (sector === null || object.sector === sector)).map(
+          ({ name, sector: objectSector, description, fields, notes, fieldDocs }) => ({
+            name,
+            sector: objectSector,
+            description,
+            fields: fields.map(({ name: fieldName, type, description: about, unit, filterable, sortable }) => ({
+              name: fieldName,
+              type,
+              description: about,
+              ...(unit ? { unit } : {}),
+              filterable,
+              sortable,
+            })),
+            notes,
+            fieldDocs,
+          }),
+        );
+        return { result: { objects }, count: objects.length };
+      }) as Promise<{ objects: unknown[] }>;
+    },
+
+    query(caller: Caller, input: unknown): Promise<QueryResult> {
+      return audited(caller, 'query', input, targetOf(caller, input), async (sector) => {
+        const name = (input as { object?: unknown }).object;
+        if (typeof name !== 'string' || sector === null) throw new ValidationError("object: name the object to read, e.g. 'finance.transaction'");
+        const result = await deps.engine.query(objectOf(name, sector as Sector), input);
+        return { result, count: result.row_count };
+      }) as Promise<QueryResult>;
+    },
+
+    getRecord(caller: Caller, input: unknown): Promise<{ object: string; record: Record<string, unknown> }> {
+      return audited(caller, 'get_record', input, targetOf(caller, input), async (sector) => {
+        const { object: name, id } = parse(GetRecordInputSchema, input);
+        const object = objectOf(name, sector as Sector);
+        const record = await deps.engine.getRecord(object, id);
+        if (!record) throw new NotFoundError(RECORD_NOT_FOUND);
+        return { result: { object: object.name, record }, count: 1 };
+      }) as Promise<{ object: string; record: Record<string, unknown> }>;
+    },
+
+    fetchLive(caller: Caller, input: unknown): Promise<{ object: string; rows: unknown[]; live: true }> {
+      return audited(
+        caller,
+        'fetch_live',
+        input,
+        targetOf(caller, input),
+        async (sector) => {
+          const request = parse(FetchLiveInputSchema, input);
+          const object = objectOf(request.object, sector as Sector);
+          const connections = await activeConnectionIds(deps.db, object.sector);
+          if (connections.length === 0) throw noActiveConnection(object.sector);
+          if (!deps.live) throw new UpstreamError('live reads are not available: the sync-worker is not connected');
+          const rows: unknown[] = [];
+          for (const connectionId of connections) {
+            const answer = await deps.live.fetchLive({ connectionId, object: object.name, id: request.id, where: request.where });
+            rows.push(...answer.rows.map((row) => ({ connection_id: connectionId, ...row })));
+          }
+          return { result: { object: object.name, rows, live: true }, count: rows.length };
+        },
+        // The operator's fetch_live is a Console act and is recorded (spec 6).
+        { auditOperator: true },
+      ) as Promise<{ object: string; rows: unknown[]; live: true }>;
+    },
+  };
+}
+
+export type ReadService = ReturnType<typeof createReadService>;

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import type { Grant } from '../grants/index.ts';
+import { SectorSchema } from '../sectors/index.ts';
+import { LiveFilterSchema } from '../live/index.ts';
+
+/** Who is reading: an agent under its grant (audited), or the operator with every sector (not audited). */
+export type Caller = { kind: 'agent'; grant: Grant; requestId?: string } | { kind: 'operator'; requestId?: string };
+
+export const GetSchemaInputSchema = z
+  .object({ sector: z.string().max(64).optional().describe('Only this sector\'s objects; default every granted sector.') })
+  .strict();
+
+export const GetRecordInputSchema = z
+  .object({
+    object: z.string().min(1).max(128).describe('The object, e.g. finance.transaction.'),
+    id: z.string().min(1).max(512).describe('The record\'s gateway id (the id field of a query row).'),
+  })
+  .strict();
+
+export const FetchLiveInputSchema = z
+  .object({
+    object: z.string().min(1).max(128).describe('The object to read live from its source, e.g. home.entity.'),
+    id: z.string().min(1).max(512).optional().describe('One record: its gateway id or source id.'),
+    where: z.array(LiveFilterSchema).max(20).optional().describe('Filters the source should apply, as in query.'),
+  })
+  .strict();
+
+export const ConnectionSummarySchema = z.object({
+  id: z.string(),
+  sector: SectorSchema,
+  provider: z.string(),
+  status: z.string(),
+  last_synced_at: z.string().nullable(),
+  data_age_seconds: z.number().nullable(),
+  health: z.string(),
+  consent_expires_at: z.string().nullable().optional(),
+});
+export type ConnectionSummary = z.infer<typeof ConnectionSummarySchema>;
+
+export type DescribeContextResult = {
+  service: string;
+  sectors: string[];
+  connections: ConnectionSummary[];
+  now: string;
+};
