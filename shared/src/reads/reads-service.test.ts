@@ -161,3 +161,13 @@ describe('the operator', () => {
     expect(lastEvent()).toMatchObject({ agentId: 'operator', tool: 'fetch_live' });
   });
 });
+
+describe('get_record by sector', () => {
+  it('finds a record when given only its sector, as the mirror route does', async () => {
+    const [row] = (await reads.query(grant(['finance']), { object: 'finance.transaction' })).rows;
+    const found = await reads.getRecord(grant(['finance']), { object: 'finance', id: row?.id });
+    expect(found.object).toBe('finance.transaction');
+    const { error } = (await outcomeOf(reads.getRecord(grant(['mail']), { object: 'finance', id: row?.id }))) as { error: string };
+    expect(error).toMatch(/sector 'finance' is not granted/);
+  });
+});

@@ -200,10 +200,13 @@ export function createReadService(deps: ReadServiceDeps) {
     getRecord(caller: Caller, input: unknown): Promise<{ object: string; record: Record<string, unknown> }> {
       return audited(caller, 'get_record', input, targetOf(caller, input), async (sector) => {
         const { object: name, id } = parse(GetRecordInputSchema, input);
-        const object = objectOf(name, sector as Sector);
-        const record = await deps.engine.getRecord(object, id);
-        if (!record) throw new NotFoundError(RECORD_NOT_FOUND);
-        return { result: { object: object.name, record }, count: 1 };
+        // A bare sector name searches every object of the sector (the mirror's /api/records/:sector/:id).
+        const candidates = name.includes('.') ? [objectOf(name, sector as Sector)] : objectsOfSector(sector as Sector);
+        for (const object of candidates) {
+          const record = await deps.engine.getRecord(object, id);
+          if (record) return { result: { object: object.name, record }, count: 1 };
+        }
+        throw new NotFoundError(RECORD_NOT_FOUND);
       }) as Promise<{ object: string; record: Record<string, unknown> }>;
     },
 

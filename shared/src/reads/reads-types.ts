@@ -12,7 +12,7 @@ export const GetSchemaInputSchema = z
 
 export const GetRecordInputSchema = z
   .object({
-    object: z.string().min(1).max(128).describe('The object, e.g. finance.transaction.'),
+    object: z.string().min(1).max(128).describe('The object, e.g. finance.transaction (a bare sector name searches all its objects).'),
     id: z.string().min(1).max(512).describe('The record\'s gateway id (the id field of a query row).'),
   })
   .strict();
