@@ -1,24 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import type { z } from 'zod';
 import type { AuditRecorder } from '../audit/index.ts';
-import { OPERATOR_AGENT_ID } from '../audit/index.ts';
-import { HttpError } from '../http/index.ts';
 import type { LiveRequester } from '../live/index.ts';
 import type { Logger } from '../logger/index.ts';
 import { describeZodError, type QueryEngine, type QueryResult } from '../query/index.ts';
-import { CATALOGUE, findObject, isSector, objectsOfSector, SECTORS, type ObjectDef, type Sector } from '../sectors/index.ts';
-import {
-  AccessDeniedError,
-  expiredKey,
-  noActiveConnection,
-  NotFoundError,
-  RECORD_NOT_FOUND,
-  sectorNotGranted,
-  unknownSector,
-  UpstreamError,
-  ValidationError,
-} from './reads-errors.ts';
+import { CATALOGUE, findObject, isSector, objectsOfSector, type ObjectDef, type Sector } from '../sectors/index.ts';
+import { createCallGuard, grantedSectors } from './call-guard.ts';
+import { noActiveConnection, NotFoundError, RECORD_NOT_FOUND, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
 import { activeConnectionIds, connectionsInSectors, type ConnectionRow } from './reads-queries.ts';
 import {
   FetchLiveInputSchema,
@@ -43,12 +31,6 @@ export type ReadServiceDeps = {
 /** A connection is stale when it has not synced for this long. */
 const STALE_AFTER_SECONDS = 24 * 60 * 60;
 
-type Outcome = { result: unknown; count: number };
-
-function grantedSectors(caller: Caller): readonly Sector[] {
-  return caller.kind === 'operator' ? SECTORS : caller.grant.sectors;
-}
-
 function health(row: ConnectionRow, ageSeconds: number | null): string {
   if (row.status !== 'active') return row.status;
   if (row.last_error) return 'error';
@@ -62,15 +44,7 @@ function health(row: ConnectionRow, ageSeconds: number | null): string {
  * exactly one audit row per agent call: allow, deny with its reason, or allow with outcome error.
  */
 export function createReadService(deps: ReadServiceDeps) {
-  const now = deps.now ?? (() => new Date());
-
-  /** The sector an object name or sector argument targets, refused unless it is one of the six and granted. */
-  function checkSector(caller: Caller, name: string): Sector {
-    const sector = name.split('.')[0] ?? '';
-    if (!isSector(sector)) throw unknownSector(sector);
-    if (!grantedSectors(caller).includes(sector)) throw sectorNotGranted(sector, grantedSectors(caller));
-    return sector;
-  }
+  const { audited, checkSector, now } = createCallGuard(deps);
 
   function objectOf(name: string, sector: Sector): ObjectDef {
     const object = findObject(name);
@@ -85,49 +59,6 @@ export function createReadService(deps: ReadServiceDeps) {
     const parsed = schema.safeParse(input ?? {});
     if (!parsed.success) throw new ValidationError(describeZodError(parsed.error));
     return parsed.data;
-  }
-
-  /** Runs one read, records its audit row (agents only, plus operator acts), and maps failures to safe messages. */
-  async function audited(
-    caller: Caller,
-    tool: string,
-    args: unknown,
-    sectorOf: () => string | null,
-    run: (sector: string | null) => Promise<Outcome>,
-    options: { auditOperator?: boolean } = {},
-  ): Promise<unknown> {
-    const record = (decision: 'allow' | 'deny', outcome: 'ok' | 'error', sector: string | null, extra: { denyReason?: string; resultCount?: number } = {}) => {
-      if (caller.kind === 'operator' && !options.auditOperator) return;
-      deps.audit.record({
-        agentId: caller.kind === 'agent' ? caller.grant.agentName : OPERATOR_AGENT_ID,
-        tool,
-        sector,
-        decision,
-        denyReason: extra.denyReason ?? null,
-        args,
-        resultCount: extra.resultCount ?? 0,
-        outcome,
-        requestId: caller.requestId ?? randomUUID(),
-      });
-    };
-    let sector: string | null = null;
-    try {
-      if (caller.kind === 'agent' && caller.grant.expiresAt !== null && Date.parse(caller.grant.expiresAt) <= now().getTime()) throw expiredKey();
-      sector = sectorOf();
-      const { result, count } = await run(sector);
-      record('allow', 'ok', sector, { resultCount: count });
-      return result;
-    } catch (error) {
-      if (error instanceof AccessDeniedError) {
-        // An unknown first word is not a sector, so it never lands in the sector column.
-        record('deny', 'error', error.sector ?? sector, { denyReason: error.denyReason });
-        throw error;
-      }
-      record('allow', 'error', sector);
-      if (error instanceof HttpError) throw error;
-      deps.log.error({ err: error, tool }, 'read failed');
-      throw new UpstreamError(`${tool} failed; try again later`);
-    }
   }
 
   const targetOf = (caller: Caller, input: unknown) => () => {

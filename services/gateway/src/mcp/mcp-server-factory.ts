@@ -1,0 +1,65 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Grant } from '@pcg/shared/grants';
+import { HttpError } from '@pcg/shared/http';
+import type { Logger } from '@pcg/shared/logger';
+import { MCP_INSTRUCTIONS } from './instructions.ts';
+import type { ToolDef } from './tools/tool-types.ts';
+
+const SERVER_VERSION = '0.1.0';
+
+/** tools/list, computed once per process: every session serves the same list. */
+export function toolListing(tools: readonly ToolDef[]): Tool[] {
+  return tools.map((tool) => ({
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: z.toJSONSchema(tool.inputSchema, { io: 'input', unrepresentable: 'any' }) as Tool['inputSchema'],
+    annotations: tool.annotations,
+  }));
+}
+
+function textResult(value: unknown): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] };
+}
+
+function errorResult(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+export type McpServerDeps = {
+  serviceName: string;
+  tools: readonly ToolDef[];
+  listing: readonly Tool[];
+  log: Logger;
+};
+
+/**
+ * One server per session (the SDK allows one transport per server). The low-level Server is used so
+ * that tools/call reaches our handlers even with invalid arguments: McpServer would answer those
+ * itself, and the call would leave no audit row. Tools only: no resources, no prompts.
+ */
+export function createMcpServer(deps: McpServerDeps, grant: Grant): Server {
+  const server = new Server(
+    { name: deps.serviceName, version: SERVER_VERSION },
+    { capabilities: { tools: { listChanged: false } }, instructions: MCP_INSTRUCTIONS },
+  );
+  const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...deps.listing] }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const tool = byName.get(request.params.name);
+    if (!tool) return errorResult(`unknown tool '${request.params.name}'; the tools are ${[...byName.keys()].join(', ')}`);
+    try {
+      const requestId = `${extra.sessionId ?? 'session'}:${String(extra.requestId)}`;
+      const result = await tool.handler(request.params.arguments ?? {}, { kind: 'agent', grant, requestId });
+      return textResult(result);
+    } catch (error) {
+      if (error instanceof HttpError) return errorResult(error.message);
+      deps.log.error({ err: error, tool: tool.name }, 'tool failed');
+      return errorResult(`${tool.name} failed; try again later`);
+    }
+  });
+  return server;
+}

@@ -1,0 +1,140 @@
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Logger } from '@pcg/shared/logger';
+import type { Grant } from '@pcg/shared/grants';
+
+/** What the registry needs of a live MCP session to end it. */
+export type SessionHandle = {
+  id: string;
+  grant: Grant;
+  /** SHA-256 of the credential that opened the session (hex). */
+  credentialHash: string;
+  transport: StreamableHTTPServerTransport;
+  /** Ends the transport and the server; must be idempotent. */
+  close(): Promise<void>;
+};
+
+type Entry = SessionHandle & { lastActivity: number; expiryTimer?: NodeJS.Timeout };
+
+/** A place held for a session that is still initializing; it counts toward the cap. */
+export type Reservation = {
+  readonly agentName: string;
+  /** Set when a key event for this agent arrived while the session was starting. */
+  readonly doomed: boolean;
+  /** Registers the started session; returns false (and the caller must close it) when it was doomed. */
+  commit(session: SessionHandle): boolean;
+  release(): void;
+};
+
+export type SessionRegistryOptions = {
+  /** Open plus initializing sessions allowed at once (spec 8: 512). */
+  maxSessions: number;
+  /** Sessions with no request for this long are closed. */
+  idleMs: number;
+  log: Logger;
+  now?: () => number;
+};
+
+/** The longest delay setTimeout honours; later expiries are re-armed in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Owns every open session of this gateway: the cap (initializing sessions included, so parallel
+ * initializes cannot overshoot), the per-agent index used to end an agent's sessions on a key event,
+ * the expiry timers, and idle reaping. Closing always goes through `end`, which is idempotent.
+ */
+export function createSessionRegistry(options: SessionRegistryOptions) {
+  const now = options.now ?? Date.now;
+  const sessions = new Map<string, Entry>();
+  const pending = new Set<{ agentName: string; doomed: boolean }>();
+
+  async function end(id: string, reason: string): Promise<void> {
+    const entry = sessions.get(id);
+    if (!entry) return;
+    sessions.delete(id);
+    clearTimeout(entry.expiryTimer);
+    options.log.info({ sessionId: id, agent: entry.grant.agentName, reason }, 'mcp session ended');
+    await entry.close().catch((error: unknown) => options.log.warn({ err: error, sessionId: id }, 'closing a session failed'));
+  }
+
+  function armExpiry(entry: Entry): void {
+    if (entry.grant.expiresAt === null) return;
+    const due = Date.parse(entry.grant.expiresAt) - now();
+    entry.expiryTimer = setTimeout(
+      () => (due > MAX_TIMER_MS ? armExpiry(entry) : void end(entry.id, 'key expired')),
+      Math.max(0, Math.min(due, MAX_TIMER_MS)),
+    );
+    entry.expiryTimer.unref();
+  }
+
+  const reaper = setInterval(() => {
+    const cutoff = now() - options.idleMs;
+    for (const entry of sessions.values()) if (entry.lastActivity < cutoff) void end(entry.id, 'idle');
+  }, Math.min(60_000, Math.max(1_000, Math.floor(options.idleMs / 4))));
+  reaper.unref();
+
+  return {
+    get size(): number {
+      return sessions.size + pending.size;
+    },
+
+    /** Holds a place for a new session, or null when the cap is reached (no live session is dropped). */
+    reserve(agentName: string): Reservation | null {
+      if (sessions.size + pending.size >= options.maxSessions) return null;
+      const slot = { agentName, doomed: false };
+      pending.add(slot);
+      return {
+        agentName,
+        get doomed() {
+          return slot.doomed;
+        },
+        commit(session) {
+          pending.delete(slot);
+          if (slot.doomed) return false;
+          const entry: Entry = { ...session, lastActivity: now() };
+          sessions.set(session.id, entry);
+          armExpiry(entry);
+          return true;
+        },
+        release() {
+          pending.delete(slot);
+        },
+      };
+    },
+
+    /** The live session with this id, marking it active; undefined when there is none. */
+    touch(id: string): SessionHandle | undefined {
+      const entry = sessions.get(id);
+      if (entry) entry.lastActivity = now();
+      return entry;
+    },
+
+    /** Replaces the credential a session accepts (a refreshed bridge token of the same grant). */
+    rebind(id: string, credentialHash: string): void {
+      const entry = sessions.get(id);
+      if (entry) entry.credentialHash = credentialHash;
+    },
+
+    end,
+
+    /** Ends every session of an agent, and refuses its sessions still starting (spec 3.1, design 4.7). */
+    async endAgent(agentName: string, reason: string): Promise<number> {
+      for (const slot of pending) if (slot.agentName === agentName) slot.doomed = true;
+      const ids = [...sessions.values()].filter((entry) => entry.grant.agentName === agentName).map((entry) => entry.id);
+      await Promise.all(ids.map((id) => end(id, reason)));
+      return ids.length;
+    },
+
+    /** The agents with live sessions and the generation each session holds. */
+    liveGrants(): Array<{ id: string; agentName: string; generation: number }> {
+      return [...sessions.values()].map((entry) => ({ id: entry.id, agentName: entry.grant.agentName, generation: entry.grant.generation }));
+    },
+
+    async closeAll(reason: string): Promise<void> {
+      clearInterval(reaper);
+      for (const slot of pending) slot.doomed = true;
+      await Promise.all([...sessions.keys()].map((id) => end(id, reason)));
+    },
+  };
+}
+
+export type SessionRegistry = ReturnType<typeof createSessionRegistry>;

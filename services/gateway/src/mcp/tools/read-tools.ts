@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { QueryInputSchema } from '@pcg/shared/query';
+import { FetchLiveInputSchema, GetRecordInputSchema, GetSchemaInputSchema, type ReadService } from '@pcg/shared/reads';
+import type { ToolDef } from './tool-types.ts';
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+/** The five reads, each a thin call into the shared read service (which checks, audits and maps errors). */
+export function readTools(reads: ReadService): ToolDef[] {
+  return [
+    {
+      name: 'describe_context',
+      title: 'Describe context',
+      description:
+        'Call this first. Returns your granted sectors (an empty list when none) and, for each connected source in them, its status, health and how old its data is (data_age_seconds).',
+      inputSchema: z.object({}),
+      annotations: READ_ONLY,
+      handler: (_args, caller) => reads.describeContext(caller),
+    },
+    {
+      name: 'get_schema',
+      title: 'Get schema',
+      description:
+        'Lists the objects you may query and their fields (type, unit, filterable, sortable), with notes and fieldDocs that explain sign conventions, units and time zones. Read them before filtering. Objects of sectors you were not granted are absent.',
+      inputSchema: GetSchemaInputSchema,
+      annotations: READ_ONLY,
+      handler: (args, caller) => reads.getSchema(caller, args),
+    },
+    {
+      name: 'query',
+      title: 'Query',
+      description:
+        'Structured read of ONE object in ONE sector from the local cache: filters, ordering, field selection, or an aggregate. Pages are capped; has_more: true means this is one page, and next_cursor fetches the next.',
+      inputSchema: QueryInputSchema,
+      annotations: READ_ONLY,
+      handler: (args, caller) => reads.query(caller, args),
+    },
+    {
+      name: 'get_record',
+      title: 'Get record',
+      description: 'One stored record by its id (the id field of a query row), with every field.',
+      inputSchema: GetRecordInputSchema,
+      annotations: READ_ONLY,
+      handler: (args, caller) => reads.getRecord(caller, args),
+    },
+    {
+      name: 'fetch_live',
+      title: 'Fetch live',
+      description:
+        'The only read that leaves the cache and asks the source itself, for current data (for example the state of a device right now). Slower than query; nothing it returns is stored.',
+      inputSchema: FetchLiveInputSchema,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+      handler: (args, caller) => reads.fetchLive(caller, args),
+    },
+  ];
+}

@@ -1,0 +1,93 @@
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import type { AuditRecorder } from '../audit/index.ts';
+import { ActionDefSchema, type ActionDef, type ActionResult, type LiveRequester } from '../live/index.ts';
+import type { Logger } from '../logger/index.ts';
+import { describeZodError } from '../query/index.ts';
+import type { Sector } from '../sectors/index.ts';
+import { createCallGuard, grantedSectors } from './call-guard.ts';
+import { noActiveConnection, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
+import type { Caller } from './reads-types.ts';
+import { isSector } from '../sectors/index.ts';
+
+export const ListActionsInputSchema = z
+  .object({ sector: z.string().max(64).optional().describe('Only this sector\'s actions; default every granted sector.') })
+  .strict();
+
+export const InvokeActionInputSchema = z
+  .object({
+    name: z.string().min(1).max(256).describe('The action, <sector>.<domain>.<service>, as list_actions names it (e.g. home.light.turn_on).'),
+    arguments: z.record(z.string(), z.unknown()).optional().describe("The action's arguments, as its input_schema describes."),
+  })
+  .strict();
+
+const ConnectionActions = z.object({ id: z.string(), sector: z.string(), actions: z.array(z.unknown()) });
+
+/** The action catalogues of the active connections in the given sectors, as the sync-worker stored them. */
+async function activeConnectionActions(db: DatabasePool, sectors: readonly Sector[]): Promise<Array<{ connectionId: string; actions: ActionDef[] }>> {
+  if (sectors.length === 0) return [];
+  const rows = await db.any(sql.type(ConnectionActions)`
+    SELECT id::text AS id, sector, actions FROM connections
+    WHERE user_id = 1 AND status = 'active' AND sector = ANY(${sql.array([...sectors], 'text')})
+    ORDER BY created_at, id`);
+  return rows.map((row) => ({
+    connectionId: row.id,
+    // Only well-formed actions whose name starts with the connection's own sector are offered.
+    actions: row.actions.flatMap((action) => {
+      const parsed = ActionDefSchema.safeParse(action);
+      return parsed.success && parsed.data.name.startsWith(`${row.sector}.`) ? [parsed.data] : [];
+    }),
+  }));
+}
+
+export type ActionsServiceDeps = { db: DatabasePool; audit: AuditRecorder; log: Logger; live?: LiveRequester; now?: () => Date };
+
+/**
+ * list_actions and invoke_action (design 4.3). The action name's first word decides the grant check;
+ * a name whose first word is not a sector is refused, never mapped onto a granted sector (spec 5
+ * rule 3). Actions are never retried; a source's own rejection comes back as `{ok: false, error}`.
+ */
+export function createActionsService(deps: ActionsServiceDeps) {
+  const { audited, checkSector } = createCallGuard(deps);
+
+  return {
+    listActions(caller: Caller, input: unknown): Promise<{ actions: ActionDef[] }> {
+      return audited(caller, 'list_actions', input ?? {}, () => {
+        const sector = (input as { sector?: unknown } | null)?.sector;
+        return typeof sector === 'string' ? checkSector(caller, sector) : null;
+      }, async (sector) => {
+        const parsed = ListActionsInputSchema.safeParse(input ?? {});
+        if (!parsed.success) throw new ValidationError(describeZodError(parsed.error));
+        const sectors = sector === null ? grantedSectors(caller) : [sector as Sector];
+        const seen = new Set<string>();
+        const actions = (await activeConnectionActions(deps.db, sectors))
+          .flatMap((connection) => connection.actions)
+          .filter((action) => !seen.has(action.name) && seen.add(action.name));
+        return { result: { actions }, count: actions.length };
+      }) as Promise<{ actions: ActionDef[] }>;
+    },
+
+    invokeAction(caller: Caller, input: unknown): Promise<ActionResult> {
+      return audited(caller, 'invoke_action', input, () => {
+        const name = (input as { name?: unknown } | null)?.name;
+        if (typeof name !== 'string') return null;
+        const sector = name.split('.')[0] ?? '';
+        if (!isSector(sector)) throw unknownSector(sector);
+        return checkSector(caller, name);
+      }, async (sector) => {
+        const parsed = InvokeActionInputSchema.safeParse(input);
+        if (!parsed.success || sector === null) throw new ValidationError(parsed.success ? 'name: give the action to perform' : describeZodError(parsed.error));
+        const { name, arguments: args = {} } = parsed.data;
+        const connections = await activeConnectionActions(deps.db, [sector as Sector]);
+        if (connections.length === 0) throw noActiveConnection(sector);
+        const offering = connections.find((connection) => connection.actions.some((action) => action.name === name));
+        if (!offering) throw new ValidationError(`unknown action '${name}'; list_actions shows the actions ${sector} offers`);
+        if (!deps.live) throw new UpstreamError('actions are not available: the sync-worker is not connected');
+        const result = await deps.live.invokeAction({ connectionId: offering.connectionId, name, arguments: args });
+        return { result, count: result.ok ? 1 : 0, outcome: result.ok ? 'ok' : 'error' };
+      }) as Promise<ActionResult>;
+    },
+  };
+}
+
+export type ActionsService = ReturnType<typeof createActionsService>;
