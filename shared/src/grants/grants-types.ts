@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { SectorSchema } from '../sectors/index.ts';
 
+/** The single operator user every grant belongs to (spec 1.1; seeded by the first migration). */
+export const OPERATOR_USER_ID = 1;
+
 /**
  * A resolved agent grant (spec 2.2): the stored sectors already intersected with the six (`*` → all six),
  * what every surface (MCP session, read mirror, bridge) checks sectors against.
@@ -25,7 +28,11 @@ export type ResolveKeyResult =
   | { ok: true; grant: Grant }
   /** No Authorization header, another scheme, or `Bearer` with no key: counts as no key (spec 5). */
   | { ok: false; reason: 'missing' }
-  | { ok: false; reason: KeyRefusal };
+  /**
+   * A refused key. `malformed` is set when the key is not even shaped like an agent key (wrong prefix,
+   * length or alphabet): the agent port treats that as `unknown agent`, the read mirror answers 401.
+   */
+  | { ok: false; reason: KeyRefusal; malformed?: true };
 
 /** The agent events of design 4.7, published on `<prefix>agent-events` after every grant change commits. */
 export const AGENT_EVENT_KINDS = ['created', 'rotated', 'revoked', 'sectors_changed', 'deadline_changed', 'deleted'] as const;
@@ -35,3 +42,6 @@ export const AgentEventSchema = z.object({
 });
 export type AgentEvent = z.infer<typeof AgentEventSchema>;
 export const AGENT_EVENTS_CHANNEL = 'agent-events';
+
+/** The stored sector value that resolves to all six sectors (spec 2.2). */
+export const ALL_SECTORS_WILDCARD = '*';

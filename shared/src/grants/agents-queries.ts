@@ -1,0 +1,95 @@
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { sql } from '../db/index.ts';
+import { AgentRecordSchema, AgentRowSchema, type AgentRecord, type AgentRow } from './agents-types.ts';
+import { OPERATOR_USER_ID } from './grants-types.ts';
+
+const RECORD_COLUMNS = sql.fragment`
+  id, name, sectors, created_at AS "createdAt", revoked_at AS "revokedAt", expires_at AS "expiresAt",
+  generation, updated_at AS "updatedAt"`;
+
+const UpsertedSchema = AgentRecordSchema.extend({ inserted: z.boolean() });
+
+export type AgentChanges = {
+  /** The new stored sector list; undefined leaves it as it is. */
+  sectors?: string[];
+  /** The new deadline (ISO), null for none; undefined leaves it as it is. */
+  expiresAt?: string | null;
+};
+
+/**
+ * SQL for the `agents` table, scoped to the single operator. Every statement that changes a grant bumps
+ * `generation` in the same statement, so a change and its bump commit together (design 4.7).
+ */
+export function createAgentQueries(db: CommonQueryMethods) {
+  return {
+    /** The only read that includes the key hash: the resolver compares it. */
+    async findByKeyHash(keyHash: Buffer): Promise<AgentRow | null> {
+      return db.maybeOne(sql.type(AgentRowSchema)`
+        SELECT ${RECORD_COLUMNS}, key_hash AS "keyHash"
+        FROM agents WHERE user_id = ${OPERATOR_USER_ID} AND key_hash = ${sql.binary(keyHash)}`);
+    },
+
+    async findByName(name: string): Promise<AgentRecord | null> {
+      return db.maybeOne(sql.type(AgentRecordSchema)`
+        SELECT ${RECORD_COLUMNS} FROM agents WHERE user_id = ${OPERATOR_USER_ID} AND name = ${name}`);
+    },
+
+    async list(): Promise<readonly AgentRecord[]> {
+      return db.any(sql.type(AgentRecordSchema)`
+        SELECT ${RECORD_COLUMNS} FROM agents WHERE user_id = ${OPERATOR_USER_ID} ORDER BY created_at, id`);
+    },
+
+    /**
+     * Creates the grant, or replaces the one under that name (spec 5 rule 7: a rotation): new key, the
+     * given sectors and deadline, revocation lifted. `inserted` tells the two apart (xmax is 0 only on
+     * a freshly inserted row version).
+     */
+    async upsert(input: { name: string; keyHash: Buffer; sectors: string[]; expiresAt: string | null }) {
+      const row = await db.one(sql.type(UpsertedSchema)`
+        INSERT INTO agents (user_id, name, key_hash, sectors, expires_at)
+        VALUES (${OPERATOR_USER_ID}, ${input.name}, ${sql.binary(input.keyHash)},
+                ${sql.array(input.sectors, 'text')}, ${input.expiresAt}::timestamptz)
+        ON CONFLICT (user_id, name) DO UPDATE SET
+          key_hash = EXCLUDED.key_hash, sectors = EXCLUDED.sectors, expires_at = EXCLUDED.expires_at,
+          revoked_at = NULL, generation = agents.generation + 1, updated_at = now()
+        RETURNING ${RECORD_COLUMNS}, (xmax = 0) AS inserted`);
+      const { inserted, ...record } = row;
+      return { record, inserted };
+    },
+
+    /** A new key for a grant that is not revoked; null when there is no such grant. */
+    async replaceKey(name: string, keyHash: Buffer): Promise<AgentRecord | null> {
+      return db.maybeOne(sql.type(AgentRecordSchema)`
+        UPDATE agents SET key_hash = ${sql.binary(keyHash)}, generation = generation + 1, updated_at = now()
+        WHERE user_id = ${OPERATOR_USER_ID} AND name = ${name} AND revoked_at IS NULL
+        RETURNING ${RECORD_COLUMNS}`);
+    },
+
+    async update(name: string, changes: AgentChanges): Promise<AgentRecord | null> {
+      const assignments = [sql.fragment`generation = generation + 1`, sql.fragment`updated_at = now()`];
+      if (changes.sectors !== undefined) assignments.push(sql.fragment`sectors = ${sql.array(changes.sectors, 'text')}`);
+      if (changes.expiresAt !== undefined) assignments.push(sql.fragment`expires_at = ${changes.expiresAt}::timestamptz`);
+      return db.maybeOne(sql.type(AgentRecordSchema)`
+        UPDATE agents SET ${sql.join(assignments, sql.fragment`, `)}
+        WHERE user_id = ${OPERATOR_USER_ID} AND name = ${name}
+        RETURNING ${RECORD_COLUMNS}`);
+    },
+
+    /** Revokes a grant that is not revoked yet; null when there is no such grant. */
+    async revoke(name: string): Promise<AgentRecord | null> {
+      return db.maybeOne(sql.type(AgentRecordSchema)`
+        UPDATE agents SET revoked_at = now(), generation = generation + 1, updated_at = now()
+        WHERE user_id = ${OPERATOR_USER_ID} AND name = ${name} AND revoked_at IS NULL
+        RETURNING ${RECORD_COLUMNS}`);
+    },
+
+    async remove(name: string): Promise<boolean> {
+      const removed = await db.maybeOne(sql.type(z.object({ id: z.number() }))`
+        DELETE FROM agents WHERE user_id = ${OPERATOR_USER_ID} AND name = ${name} RETURNING id`);
+      return removed !== null;
+    },
+  };
+}
+
+export type AgentQueries = ReturnType<typeof createAgentQueries>;
