@@ -12,8 +12,8 @@ export const MIRROR_MISSING_KEY = 'missing or malformed agent key: send Authoriz
 
 export type MirrorDeps = {
   reads: ReadService;
-  /** Resolves an Authorization header; `malformed` is a header that cannot hold a key at all. */
-  resolveAuthorization(header: string | undefined): Promise<ResolveKeyResult | { ok: false; reason: 'malformed' }>;
+  /** The shared resolver's `resolveAuthorization`; a refusal flagged `malformed` is answered 401. */
+  resolveAuthorization(header: string | undefined): Promise<ResolveKeyResult>;
 };
 
 /**
@@ -27,7 +27,7 @@ export function registerMirrorRoutes(app: FastifyInstance, deps: MirrorDeps): vo
   async function callerOf(request: FastifyRequest): Promise<Caller> {
     const resolved = await deps.resolveAuthorization(request.headers.authorization);
     if (resolved.ok) return { kind: 'agent', grant: resolved.grant, requestId: request.id };
-    if (resolved.reason === 'missing' || resolved.reason === 'malformed') throw new UnauthorizedError(MIRROR_MISSING_KEY);
+    if (resolved.reason === 'missing' || ('malformed' in resolved && resolved.malformed)) throw new UnauthorizedError(MIRROR_MISSING_KEY);
     throw new ForbiddenError(`access denied: ${resolved.reason}`);
   }
 

@@ -1,8 +1,8 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { AGENT_EVENTS_CHANNEL, AgentEventSchema } from '@pcg/shared/grants';
+import { agentEventsChannel, parseAgentEvent } from '@pcg/shared/grants';
 import type { Logger } from '@pcg/shared/logger';
-import { createRedis, prefixed, type RedisSettings } from '@pcg/shared/redis';
+import { createRedis, type RedisSettings } from '@pcg/shared/redis';
 import type { SessionRegistry } from './session-registry.ts';
 
 const LiveAgentRow = z.object({ name: z.string(), generation: z.number(), dead: z.boolean() });
@@ -33,7 +33,7 @@ export async function recheckSessions(db: DatabasePool, registry: SessionRegistr
  * so a message missed while Redis was away never leaves a revoked session alive.
  */
 export async function listenForAgentEvents(deps: { settings: RedisSettings; db: DatabasePool; registry: SessionRegistry; log: Logger }) {
-  const channel = prefixed(deps.settings, AGENT_EVENTS_CHANNEL);
+  const channel = agentEventsChannel(deps.settings);
   const subscriber = createRedis(deps.settings, 'subscriber', 'gateway-agent-events');
   let connectedBefore = false;
   subscriber.on('error', (error: Error) => deps.log.warn({ err: error }, 'agent events connection error'));
@@ -47,17 +47,12 @@ export async function listenForAgentEvents(deps: { settings: RedisSettings; db: 
     connectedBefore = true;
   });
   subscriber.on('message', (_channel: string, message: string) => {
-    let parsed;
-    try {
-      parsed = AgentEventSchema.safeParse(JSON.parse(message));
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed?.success) {
+    const event = parseAgentEvent(message);
+    if (!event) {
       deps.log.warn('ignored a malformed agent event');
       return;
     }
-    void deps.registry.endAgent(parsed.data.agent, `agent ${parsed.data.kind}`);
+    void deps.registry.endAgent(event.agent, `agent ${event.kind}`);
   });
   await subscriber.subscribe(channel);
   return {

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { Grant, ResolveKeyResult } from '@pcg/shared/grants';
+import { parseBearer, type Grant, type ResolveKeyResult } from '@pcg/shared/grants';
 import type { Logger } from '@pcg/shared/logger';
 import { JSONRPC_ERRORS, jsonRpcErrorBody, type JsonRpcErrorAnswer } from './jsonrpc-errors.ts';
 import { createMcpServer, type McpServerDeps } from './mcp-server-factory.ts';
@@ -34,8 +34,8 @@ function requestIdOf(body: unknown): string | number | null {
 
 /** SHA-256 of the bearer credential, to bind a session to what opened it; '' when there is none. */
 function credentialHash(header: string | undefined): string {
-  const match = /^\s*bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  return match?.[1] ? createHash('sha256').update(match[1]).digest('hex') : '';
+  const credential = parseBearer(header);
+  return credential.kind === 'token' ? createHash('sha256').update(credential.token).digest('hex') : '';
 }
 
 /**
