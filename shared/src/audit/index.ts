@@ -1,1 +1,4 @@
 export * from './audit-types.ts';
+export * from './audit-fns.ts';
+export * from './audit-queue.ts';
+export * from './audit-producer.ts';
