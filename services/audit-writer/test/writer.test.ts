@@ -141,6 +141,22 @@ describe('a failed flush', () => {
     expect((await stored()).map((row) => row.request_id)).toEqual(['kept-0', 'kept-1']);
   });
 
+  it('leaves the running loop answering: later flushes write again', async () => {
+    await queue(3, 'lost');
+    const { writer: w, messages } = writer({ flushMs: 20 });
+    await testEnv.db.query(sql.unsafe`ALTER TABLE audit_log RENAME TO audit_log_away`);
+    w.start();
+    try {
+      await waitFor(() => (messages().includes(`${AUDIT_LOG_LINES.flushFailed} 3`) ? true : undefined), 5_000, 'the failed flush');
+      await testEnv.db.query(sql.unsafe`ALTER TABLE audit_log_away RENAME TO audit_log`);
+      await queue(2, 'kept');
+      await waitFor(async () => ((await stored()).length === 2 ? true : undefined), 5_000, 'the next flush');
+      expect((await stored()).map((row) => row.request_id)).toEqual(['kept-0', 'kept-1']);
+    } finally {
+      await w.close();
+    }
+  });
+
   it('loses nothing when Redis cannot be reached: the rows stay queued', async () => {
     await queue(3);
     const { createRedis } = await import('@pcg/shared/redis');

@@ -73,7 +73,8 @@ export async function selectAuditRows(
            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position
     FROM audit_log
     WHERE ${sql.join(conditions, sql.fragment` AND `)}
-    ORDER BY created_at DESC, id DESC
+    -- Qualified: a bare \`id\` here would name the text column of the select list and sort "999" after "1000".
+    ORDER BY audit_log.created_at DESC, audit_log.id DESC
     LIMIT ${query.limit}`);
   return rows.map(({ position, ...row }) => ({ row, position: { createdAt: position, id: row.id } }));
 }

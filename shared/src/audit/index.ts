@@ -5,3 +5,4 @@ export * from './audit-producer.ts';
 export * from './audit-throttle.ts';
 export * from './audit-cursor.ts';
 export * from './audit-queries.ts';
+export * from './audit-service.ts';
