@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   AUDIT_ARGS_MAX_BYTES,
   AuditEventSchema,
+  INT4_MAX,
   REDACTED_VALUE,
   TRUNCATED_ARGS,
   OPERATOR_USER_ID,
@@ -187,7 +188,7 @@ export function buildAuditRow(event: AuditEvent, options: BuildAuditRowOptions =
     decision: parsed.decision,
     denyReason: parsed.denyReason === null ? null : cappedText(parsed.denyReason),
     argsJson: serializeAuditArgs(parsed.args),
-    resultCount: parsed.resultCount,
+    resultCount: Math.min(parsed.resultCount, INT4_MAX),
     outcome: parsed.outcome,
     requestId: cappedText(requestId),
   };

@@ -30,6 +30,9 @@ export type AuditRecorder = {
 /** The tool/act name Console acts use for the agent id column. */
 export const OPERATOR_AGENT_ID = 'operator';
 
+/** `result_count` is an integer column; a larger count is stored as this. */
+export const INT4_MAX = 2_147_483_647;
+
 /** The single operator user seeded by the first migration; every audit row belongs to it. */
 export const OPERATOR_USER_ID = 1;
 
@@ -60,7 +63,7 @@ export const QueuedAuditRowSchema = z.object({
   decision: z.enum(['allow', 'deny']),
   denyReason: z.string().nullable(),
   argsJson: z.string(),
-  resultCount: z.number().int().nonnegative(),
+  resultCount: z.number().int().nonnegative().max(INT4_MAX),
   outcome: z.enum(['ok', 'error']),
   requestId: z.string().min(1),
 });

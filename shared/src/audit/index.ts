@@ -6,3 +6,4 @@ export * from './audit-throttle.ts';
 export * from './audit-cursor.ts';
 export * from './audit-queries.ts';
 export * from './audit-service.ts';
+export * from './pg-binary-array.ts';
