@@ -3,20 +3,29 @@ import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import type { Logger } from '@pcg/shared/logger';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { AuditWriterConfig } from './config.ts';
+import { createAuditWriter, type AuditWriter } from './writer.ts';
 
 export type RunningAuditWriter = Infrastructure & {
   /** Where the writer drains from and writes to, for the ready line. */
   address: string;
+  writer: AuditWriter;
 };
 
 /**
- * The audit-writer drains the Redis audit queue into `audit_log`, one INSERT per flush. The flush loop
- * arrives with the audit work; today it holds its connections and stops cleanly.
+ * The audit-writer drains the Redis audit queue into `audit_log`, one INSERT per flush, every
+ * `AUDIT_FLUSH_MS`. Closing (SIGTERM) writes what is queued before the connections are released.
  */
 export async function startAuditWriter(config: AuditWriterConfig, log: Logger): Promise<RunningAuditWriter> {
   const infra = await openInfrastructure(config, 'audit-writer', log);
+  const writer = createAuditWriter({ db: infra.db, redis: infra.redis, log, flushMs: config.AUDIT_FLUSH_MS });
+  writer.start();
   return {
     ...infra,
+    writer,
     address: `${describeRedisUrl(config.REDIS_URL)} (prefix ${config.REDIS_PREFIX}) -> ${describeDatabaseUrl(config.DATABASE_URL)}`,
+    async close() {
+      await writer.close();
+      await infra.close();
+    },
   };
 }

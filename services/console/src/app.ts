@@ -9,6 +9,7 @@ import type { Redis } from '@pcg/shared/redis';
 import type { ConsoleConfig } from './config.ts';
 import { registerHostCheck } from './host-check/host-check.ts';
 import { registerAgentRoutes } from './routes/agents.ts';
+import { registerAuditRoutes } from './routes/audit.ts';
 import { registerHealthzRoute } from './routes/healthz.ts';
 
 export type ConsoleAppDeps = {
@@ -33,5 +34,6 @@ export function buildApp({ config, log, db, redis, now }: ConsoleAppDeps): Fasti
   const agents = createAgentService({ db, events: createAgentEventPublisher(redis, config), log, now });
   registerHealthzRoute(app);
   registerAgentRoutes(app, { agents });
+  registerAuditRoutes(app, { db });
   return app;
 }
