@@ -1,5 +1,9 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { takeAuditBatch } from '../audit/index.ts';
+import { createAgentService } from '../grants/index.ts';
+import { createLogger } from '../logger/index.ts';
+import type { Redis } from '../redis/index.ts';
 import type { Sector } from '../sectors/index.ts';
 
 /** Inserts a connection row directly (tests only) and returns its id. */
@@ -12,4 +16,19 @@ export async function insertTestConnection(
     VALUES (1, ${options.provider ?? `test-${options.sector}`}, ${options.sector}, ${options.status ?? 'active'},
             ${options.displayName ?? `Test ${options.sector}`})
     RETURNING id::text`);
+}
+
+/** Creates (or rotates) an agent through the agents service and returns its key, shown only here. */
+export async function createTestAgent(
+  db: DatabasePool,
+  options: { name: string; sectors: string[]; expiresInDays?: number },
+): Promise<string> {
+  const agents = createAgentService({ db, events: { publish: async () => undefined }, log: createLogger({ name: 'test', level: 'silent' }) });
+  const { issued } = await agents.createOrRotate({ name: options.name, sectors: options.sectors, expiresInDays: options.expiresInDays });
+  return issued.key;
+}
+
+/** Pops what producers queued for the audit-writer (tests read rows here instead of waiting for a flush). */
+export async function takeQueuedAuditRows(redis: Redis): Promise<Array<Record<string, unknown>>> {
+  return (await takeAuditBatch(redis, 10_000)).map((row) => JSON.parse(row) as Record<string, unknown>);
 }

@@ -1,0 +1,155 @@
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createAuditProducer } from '@pcg/shared/audit';
+import { upsertRecords } from '@pcg/shared/cache';
+import { loadConfig } from '@pcg/shared/config';
+import { createKeyResolver, type Grant } from '@pcg/shared/grants';
+import { createQueryEngine } from '@pcg/shared/query';
+import { createReadService } from '@pcg/shared/reads';
+import {
+  createCapturingLogger,
+  createTestAgent,
+  insertTestConnection,
+  takeQueuedAuditRows,
+  useTestEnvironment,
+} from '@pcg/shared/testing';
+import { buildApp } from '../src/app.ts';
+import { consoleConfigSchema } from '../src/config.ts';
+import { MIRROR_MISSING_KEY } from '../src/routes/mirror.ts';
+
+const testEnv = useTestEnvironment();
+let app: FastifyInstance;
+let financeKey: string;
+let grant: Grant;
+
+beforeAll(async () => {
+  const config = loadConfig(consoleConfigSchema, testEnv.env({ SERVICE_NAME: 'pcg-mirror' }));
+  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis });
+  await app.ready();
+  const bank = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid' });
+  await upsertRecords(testEnv.db, {
+    object: 'finance.transaction',
+    connectionId: bank,
+    source: 'plaid',
+    records: Array.from({ length: 7 }, (_, i) => ({ source_id: `t${i}`, amount: `-${i}.50`, posted_on: `2026-03-0${i + 1}`, pending: false })),
+  });
+  financeKey = await createTestAgent(testEnv.db, { name: 'mirror-agent', sectors: ['finance'] });
+  const resolved = await createKeyResolver({ db: testEnv.db }).resolveKey(financeKey);
+  if (!resolved.ok) throw new Error('test key did not resolve');
+  grant = resolved.grant;
+});
+afterAll(async () => app.close());
+beforeEach(async () => {
+  await takeQueuedAuditRows(testEnv.redis);
+});
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+// The mirror has no Host check (spec 5), so even a foreign Host is served.
+const foreignHost = { host: 'evil.example' };
+
+describe('read mirror keys (spec 5, 7)', () => {
+  it.each([
+    ['no Authorization header', {}],
+    ['Bearer with no key', { authorization: 'Bearer   ' }],
+    ['another scheme', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
+    ['a malformed key', { authorization: 'Bearer not-a-key' }],
+  ])('answers 401 for %s and leaves no audit row', async (_label, headers) => {
+    const response = await app.inject({ method: 'GET', url: '/api/context', headers: { ...headers, ...foreignHost } });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toMatchObject({ error: MIRROR_MISSING_KEY });
+    expect(await takeQueuedAuditRows(testEnv.redis)).toEqual([]);
+  });
+
+  it('answers 403 for an unknown key and leaves no audit row', async () => {
+    const unknown = `pcg_${'A'.repeat(43)}`;
+    const response = await app.inject({ method: 'POST', url: '/api/query', headers: bearer(unknown), payload: { object: 'finance.transaction' } });
+    expect(response.statusCode).toBe(403);
+    expect(response.json()).toMatchObject({ error: 'access denied: unknown agent' });
+    expect(await takeQueuedAuditRows(testEnv.redis)).toEqual([]);
+  });
+
+  it('answers 403 for a revoked key, re-resolving it on every request', async () => {
+    const key = await createTestAgent(testEnv.db, { name: 'soon-revoked', sectors: ['finance'] });
+    expect((await app.inject({ method: 'GET', url: '/api/context', headers: bearer(key) })).statusCode).toBe(200);
+    await app.inject({ method: 'POST', url: '/api/agents/soon-revoked/revoke', headers: { host: 'localhost' } });
+    await takeQueuedAuditRows(testEnv.redis);
+    const response = await app.inject({ method: 'GET', url: '/api/context', headers: bearer(key) });
+    expect(response.statusCode).toBe(403);
+    expect(response.json()).toMatchObject({ error: 'access denied: revoked' });
+    expect(await takeQueuedAuditRows(testEnv.redis)).toEqual([]);
+  });
+});
+
+describe('read mirror answers (spec 4.4, 6)', () => {
+  const service = () =>
+    createReadService({
+      db: testEnv.db,
+      engine: createQueryEngine({ db: testEnv.db }),
+      audit: createAuditProducer({ redis: testEnv.redis, settings: { AUDIT_QUEUE_CAPACITY: 1000 }, log: createCapturingLogger().log }),
+      log: createCapturingLogger().log,
+      serviceName: 'pcg-mirror',
+    });
+
+  it('serves the same query answer as the service layer, and records an allow row', async () => {
+    const body = { object: 'finance.transaction', order_by: [{ field: 'posted_on', direction: 'asc' }], limit: 3 };
+    const response = await app.inject({ method: 'POST', url: '/api/query', headers: { ...bearer(financeKey), ...foreignHost }, payload: body });
+    expect(response.statusCode).toBe(200);
+    const direct = await service().query({ kind: 'agent', grant }, body);
+    const served = response.json() as typeof direct;
+    expect({ ...served, next_cursor: undefined }).toEqual({ ...direct, next_cursor: undefined });
+    expect(served.has_more).toBe(true);
+    const rows = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.agentId === 'mirror-agent');
+    expect(rows[0]).toMatchObject({ tool: 'query', decision: 'allow', outcome: 'ok', sector: 'finance', resultCount: 3 });
+  });
+
+  it('pages with the next_cursor it returned', async () => {
+    const first = (await app.inject({ method: 'POST', url: '/api/query', headers: bearer(financeKey), payload: { object: 'finance.transaction', limit: 5 } })).json() as { next_cursor: string; rows: unknown[] };
+    const second = (await app.inject({ method: 'POST', url: '/api/query', headers: bearer(financeKey), payload: { object: 'finance.transaction', limit: 5, cursor: first.next_cursor } })).json() as { rows: unknown[]; has_more: boolean };
+    expect(first.rows).toHaveLength(5);
+    expect(second).toMatchObject({ has_more: false });
+    expect(second.rows).toHaveLength(2);
+  });
+
+  it('denies an ungranted sector with 403 and leaves a deny row', async () => {
+    const response = await app.inject({ method: 'POST', url: '/api/query', headers: bearer(financeKey), payload: { object: 'mail.message' } });
+    expect(response.statusCode).toBe(403);
+    expect(response.json().error).toMatch(/sector 'mail' is not granted/);
+    const rows = await takeQueuedAuditRows(testEnv.redis);
+    expect(rows).toMatchObject([{ agentId: 'mirror-agent', tool: 'query', decision: 'deny', denyReason: 'sector not granted', sector: 'mail' }]);
+  });
+
+  it('serves context, schema, a record by sector and the no-connection fetch_live message', async () => {
+    const context = (await app.inject({ method: 'GET', url: '/api/context', headers: bearer(financeKey) })).json();
+    expect(context).toMatchObject({ service: 'pcg-mirror', sectors: ['finance'] });
+    const schema = (await app.inject({ method: 'GET', url: '/api/schema?sector=finance', headers: bearer(financeKey) })).json() as { objects: Array<{ name: string }> };
+    expect(schema.objects.map((object) => object.name)).toEqual(['finance.account', 'finance.transaction', 'finance.holding']);
+    const [row] = ((await app.inject({ method: 'POST', url: '/api/query', headers: bearer(financeKey), payload: { object: 'finance.transaction', limit: 1 } })).json() as { rows: Array<{ id: string }> }).rows;
+    const record = await app.inject({ method: 'GET', url: `/api/records/finance/${row?.id}`, headers: bearer(financeKey) });
+    expect(record.json()).toMatchObject({ object: 'finance.transaction', record: { id: row?.id } });
+    expect((await app.inject({ method: 'GET', url: '/api/records/finance/missing', headers: bearer(financeKey) })).statusCode).toBe(404);
+    const key = await createTestAgent(testEnv.db, { name: 'home-agent', sectors: ['home'] });
+    const live = await app.inject({ method: 'POST', url: '/api/fetch_live', headers: bearer(key), payload: { object: 'home.entity' } });
+    expect(live.json()).toMatchObject({ error: "no active connection for sector 'home'" });
+  });
+
+  it('offers no invoke_action on the mirror', async () => {
+    expect((await app.inject({ method: 'POST', url: '/api/invoke_action', headers: bearer(financeKey), payload: {} })).statusCode).toBe(404);
+  });
+});
+
+describe('operator inspector (spec 4.4, 6)', () => {
+  it('reads every sector through the same engine, behind the Host check, with no audit row', async () => {
+    const local = { host: '127.0.0.1:8787' };
+    const context = (await app.inject({ method: 'GET', url: '/api/operator/context', headers: local })).json();
+    expect(context.sectors).toEqual(['finance', 'health', 'mail', 'contacts', 'calendar', 'home']);
+    const page = (await app.inject({ method: 'POST', url: '/api/data/finance', headers: local, payload: { object: 'finance.transaction', limit: 2 } })).json() as { rows: Array<{ id: string }> };
+    expect(page.rows).toHaveLength(2);
+    expect((await app.inject({ method: 'GET', url: `/api/data/finance/${page.rows[0]?.id}`, headers: local })).statusCode).toBe(200);
+    const schema = (await app.inject({ method: 'GET', url: '/api/operator/schema', headers: local })).json() as { objects: unknown[] };
+    expect(schema.objects).toHaveLength(10);
+    expect(await takeQueuedAuditRows(testEnv.redis)).toEqual([]);
+    expect((await app.inject({ method: 'GET', url: '/api/operator/context', headers: foreignHost })).statusCode).toBe(403);
+    const wrongSector = await app.inject({ method: 'POST', url: '/api/data/mail', headers: local, payload: { object: 'finance.transaction' } });
+    expect(wrongSector.statusCode).toBe(400);
+  });
+});
