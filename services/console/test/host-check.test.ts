@@ -15,9 +15,9 @@ let address: string;
 beforeAll(async () => {
   const config = loadConfig(consoleConfigSchema, testEnv.env({ REST_ALLOWED_HOSTS: 'gateway.lan, console.example:8443' }));
   app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis });
-  // Stand-ins for the exempt routes later issues add, to show the hook lets them through.
+  // Stand-ins for exempt routes not registered yet, to show the hook lets them through.
   for (const url of ['/api/context', '/api/records/:sector/:id', '/api/ingest/:connectionId']) {
-    app.route({ method: ['GET', 'POST'], url, handler: async () => ({ reached: url }) });
+    if (!app.hasRoute({ method: 'GET', url })) app.route({ method: ['GET', 'POST'], url, handler: async () => ({ reached: url }) });
   }
   address = await app.listen({ host: '127.0.0.1', port: 0 });
 });
@@ -99,8 +99,9 @@ describe('the Console Host check (spec 5)', () => {
   it.each(['/api/context', '/api/records/finance/1', '/api/ingest/6f1c0e52-5d0e-4b8e-9a51-1d2f3c4b5a69'])(
     'lets the exempt route %s through with a foreign Host',
     async (path) => {
+      // Past the Host check the route answers for itself (the mirror wants a key: 401).
       const answer = await get(path, ['Host: evil.com']);
-      expect(answer.status).toBe(200);
+      expect(answer.status).not.toBe(403);
       expect(answer.body).not.toContain('forbidden host');
     },
   );
