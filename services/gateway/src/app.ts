@@ -3,15 +3,11 @@ import { createHttpApp } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
 import { JSONRPC_ERRORS, jsonRpcErrorBody } from './mcp/jsonrpc-errors.ts';
 
-export type GatewayAppDeps = {
-  log: Logger;
-};
-
 /**
- * The agent port. Every answer here is JSON-RPC shaped, errors included, because MCP clients parse
- * whatever comes back from this port.
+ * The agent port's fastify instance. Every answer here is JSON-RPC shaped, errors included, because
+ * MCP clients parse whatever comes back from this port; nothing answers a protocol question with 5xx.
  */
-export function buildApp({ log }: GatewayAppDeps): FastifyInstance {
+export function buildApp({ log }: { log: Logger }): FastifyInstance {
   const app = createHttpApp(log, { bodyLimit: 1024 * 1024 });
 
   app.setNotFoundHandler((_request, reply) => {
@@ -20,10 +16,15 @@ export function buildApp({ log }: GatewayAppDeps): FastifyInstance {
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // A path no route serves is 404 -32601 whatever its body was (fastify parses bodies before routing
+    // reaches the not-found handler).
+    if (request.routeOptions.url === undefined) {
+      return reply.code(JSONRPC_ERRORS.notFound.status).send(jsonRpcErrorBody(JSONRPC_ERRORS.notFound));
+    }
     const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error }, 'request failed');
-    // -32700 for bodies fastify could not parse; -32603 otherwise. 5xx never carries internal text.
-    const code = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError ? -32700 : -32603;
+    // -32700 for bodies fastify could not parse; -32600 for other request errors; 5xx never carries internal text.
+    const code = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError ? -32700 : status >= 500 ? -32603 : -32600;
     const message = status >= 500 ? 'Internal error' : error.message;
     return reply.code(status).send(jsonRpcErrorBody({ code, message }));
   });

@@ -1,10 +1,11 @@
-import { agentPortConfig, bindConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
+import { agentPortConfig, auditConfig, bindConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
 
 export const gatewayConfigSchema = logConfig.extend({
   ...dbConfig.shape,
   ...redisConfig.shape,
   ...bindConfig.shape,
   ...agentPortConfig.shape,
+  ...auditConfig.shape,
 });
 
 export type GatewayConfig = ReturnType<typeof gatewayConfigSchema.parse>;

@@ -2,24 +2,34 @@ import type { Logger } from '@pcg/shared/logger';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import { buildApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
+import { registerMcpGateway } from './mcp/mcp-gateway.ts';
+import type { SessionRegistry } from './mcp/session-registry.ts';
 
 export type RunningGateway = Infrastructure & {
   /** `http://host:port` the agent port listens on. */
   address: string;
+  /** The live MCP sessions of this gateway. */
+  sessions: SessionRegistry;
 };
 
 export async function startGateway(config: GatewayConfig, log: Logger): Promise<RunningGateway> {
   const infra = await openInfrastructure(config, 'gateway', log);
   const app = buildApp({ log });
+  const mcp = await registerMcpGateway(app, { config, log, db: infra.db, redis: infra.redis });
   const address = await app.listen({ host: config.BIND_HOST, port: config.MCP_HTTP_PORT }).catch(async (error: unknown) => {
+    await mcp.close();
     await infra.close();
     throw error;
   });
   return {
     ...infra,
     address,
+    sessions: mcp.registry,
     async close() {
-      await app.close();
+      // Stop taking requests, end the sessions (their streams would hold app.close open), then release.
+      const closing = app.close();
+      await mcp.close();
+      await closing;
       await infra.close();
     },
   };

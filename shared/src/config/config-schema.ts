@@ -63,6 +63,11 @@ export const agentPortConfig = z.object({
   SERVICE_NAME: z.string().min(1).max(200).default('personal-context-gateway'),
   /** Proxy addresses whose X-Forwarded-For is believed by the bridge rate limiter. */
   MCP_TRUSTED_PROXIES: commaList,
+  /**
+   * An MCP session with no request for this long is closed; default 8 hours. Generous on purpose:
+   * some hosted clients never re-initialize on their own after their session is gone.
+   */
+  MCP_SESSION_IDLE_MS: positiveInt.default(8 * 60 * 60 * 1000),
 });
 
 export const auditConfig = z.object({

@@ -30,6 +30,12 @@ export function createAgentQueries(db: CommonQueryMethods) {
         FROM agents WHERE user_id = ${OPERATOR_USER_ID} AND key_hash = ${sql.binary(keyHash)}`);
     },
 
+    /** The generation of a grant that still stands (not revoked), or null; the MCP initialize re-check. */
+    async liveGeneration(agentId: number): Promise<number | null> {
+      return db.maybeOneFirst(sql.type(z.object({ generation: z.number() }))`
+        SELECT generation FROM agents WHERE user_id = ${OPERATOR_USER_ID} AND id = ${agentId} AND revoked_at IS NULL`);
+    },
+
     async findByName(name: string): Promise<AgentRecord | null> {
       return db.maybeOne(sql.type(AgentRecordSchema)`
         SELECT ${RECORD_COLUMNS} FROM agents WHERE user_id = ${OPERATOR_USER_ID} AND name = ${name}`);
