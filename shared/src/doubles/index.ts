@@ -1,0 +1,2 @@
+export * from './home-assistant-fixtures.ts';
+export * from './home-assistant-double.ts';
