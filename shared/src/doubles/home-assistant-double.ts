@@ -76,9 +76,12 @@ export async function startHomeAssistantDouble(options: HomeAssistantDoubleOptio
   }
 
   const newContext = (): HaState['context'] => ({ id: randomUUID().replaceAll('-', '').toUpperCase().slice(0, 26), parent_id: null, user_id: null });
-  for (const seed of options.entities ?? DEMO_ENTITIES) {
-    writeState(seed.entity_id, seed.state, seed.attributes ?? {}, newContext(), seed.changedAt ? Date.parse(seed.changedAt) : tick());
-  }
+  // A running hub's entities changed at various times in the past, not all at start-up.
+  const seeds = options.entities ?? DEMO_ENTITIES;
+  seeds.forEach((seed, index) => {
+    const at = seed.changedAt ? Date.parse(seed.changedAt) : Date.now() - (seeds.length - index) * 60_000;
+    writeState(seed.entity_id, seed.state, seed.attributes ?? {}, newContext(), at);
+  });
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });

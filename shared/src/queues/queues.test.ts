@@ -41,15 +41,14 @@ describe('the sync producer', () => {
 
   it('keeps one scheduler per connection, moved in place when the interval changes, and removes it', async () => {
     const id = randomUUID();
-    const first = await producer.schedule(id, 15);
-    expect(first).toBeUndefined();
+    await producer.schedule(id, 15);
     expect(await queue.getWaitingCount()).toBe(1); // the first run starts at once
     await producer.schedule(id, 30);
     const schedulers = await queue.getJobSchedulers();
     expect(schedulers.filter((s) => s.key === syncSchedulerId(id))).toEqual([expect.objectContaining({ every: 30 * 60_000 })]);
-    expect(await producer.scheduledConnectionIds()).toContain(id);
+    expect(await producer.schedules()).toContainEqual({ connectionId: id, everyMs: 30 * 60_000 });
     await producer.unschedule(id);
-    expect(await producer.scheduledConnectionIds()).not.toContain(id);
+    expect((await producer.schedules()).map((entry) => entry.connectionId)).not.toContain(id);
   });
 
   it('deduplicates a manual sync asked for while one is waiting, and refuses a malformed id before add()', async () => {

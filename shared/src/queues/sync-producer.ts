@@ -31,12 +31,12 @@ export function createSyncProducer(queue: Queue) {
       return job.id ?? '';
     },
 
-    /** Ids of the connections that have a scheduler, for reconciliation at worker start. */
-    async scheduledConnectionIds(): Promise<string[]> {
+    /** The connections that have a scheduler and its interval, for reconciliation at worker start. */
+    async schedules(): Promise<Array<{ connectionId: string; everyMs: number | undefined }>> {
       const schedulers = await queue.getJobSchedulers(0, -1);
       return schedulers.flatMap((scheduler) => {
         const key = scheduler.key ?? scheduler.id ?? '';
-        return key.startsWith('connection:') ? [key.slice('connection:'.length)] : [];
+        return key.startsWith('connection:') ? [{ connectionId: key.slice('connection:'.length), everyMs: scheduler.every }] : [];
       });
     },
   };
