@@ -19,7 +19,7 @@ export type SyncJob = z.infer<typeof SyncJobSchema>;
 /** What a finished sync job returns (kept for a day with the job, for the Console and logs). */
 export const SyncJobResultSchema = z.object({
   outcome: z.enum(['synced', 'skipped']),
-  /** Why it was skipped: the connection is gone, paused, has no connector, or another sync holds it. */
+  /** Why it was skipped: the connection is gone, paused or waiting for sign-in, or its provider pulls nothing. */
   detail: z.string().optional(),
   written: z.number().int().nonnegative().default(0),
   removed: z.number().int().nonnegative().default(0),

@@ -1,10 +1,13 @@
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import { openCredentials } from '@pcg/shared/crypto';
 import type { Logger } from '@pcg/shared/logger';
 import type { SyncJob, SyncJobResult } from '@pcg/shared/queues';
 import type { ConnectorRegistry } from '../connectors/registry.ts';
 import type { ConnectionStore } from './connection-store.ts';
 import { handleSyncFailure, ShutdownError } from './failure-policy.ts';
+
+/** A sync that finds another sync of its connection running waits this long and tries again. */
+export const BUSY_RETRY_MS = 2_000;
 
 export type SyncRunnerDeps = {
   store: ConnectionStore;
@@ -57,7 +60,7 @@ export function createSyncRunner(deps: SyncRunnerDeps) {
         log.info({ mode: outcome.mode, ...cache.counts }, 'sync finished');
         return { outcome: 'synced', mode: outcome.mode, ...cache.counts } satisfies SyncJobResult;
       });
-      return result ?? skipped('another sync of this connection is running');
+      if (result) return result;
     } catch (error) {
       return handleSyncFailure(controller.signal.aborted ? new ShutdownError() : error, job, token, connection.id, {
         store: deps.store,
@@ -67,5 +70,9 @@ export function createSyncRunner(deps: SyncRunnerDeps) {
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
+    // Another sync of this connection holds the lock: run after it rather than drop this request.
+    log.debug('another sync of this connection is running; trying again shortly');
+    await job.moveToDelayed(Date.now() + BUSY_RETRY_MS, token);
+    throw new DelayedError();
   };
 }
