@@ -1,4 +1,6 @@
 import { auditConfig, bindConfig, consolePortConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
+import { credentialsConfig } from '@pcg/shared/crypto';
+import { z } from 'zod';
 
 export const consoleConfigSchema = logConfig.extend({
   ...dbConfig.shape,
@@ -6,6 +8,9 @@ export const consoleConfigSchema = logConfig.extend({
   ...bindConfig.shape,
   ...consolePortConfig.shape,
   ...auditConfig.shape,
+  ...credentialsConfig.shape,
+  /** Largest push-ingest body in bytes (413 beyond); default 16 MiB, health exports can be large. */
+  INGEST_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
 });
 
 export type ConsoleConfig = ReturnType<typeof consoleConfigSchema.parse>;
