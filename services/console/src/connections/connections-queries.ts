@@ -63,7 +63,9 @@ export function createConnectionsQueries(db: DatabasePool) {
     pause: (id: string) => updated(id, sql.fragment`status = 'paused'`),
     /** Resumes, and clears the last error: it comes back with the next sync if the cause is still there. */
     resume: (id: string) => updated(id, sql.fragment`status = 'active', last_error = NULL`),
-    replaceCredentials: (id: string, sealed: Buffer) => updated(id, sql.fragment`credentials = ${sql.binary(sealed)}, status = 'active', last_error = NULL`),
+    // New credentials may reach another hub: the cursor goes, so the next sync is a full one.
+    replaceCredentials: (id: string, sealed: Buffer) =>
+      updated(id, sql.fragment`credentials = ${sql.binary(sealed)}, sync_cursor = NULL, status = 'active', last_error = NULL`),
     replaceSecretHash: (id: string, hash: Buffer) => updated(id, sql.fragment`ingest_secret_hash = ${sql.binary(hash)}`),
     remove: async (id: string) => (await db.query(sql.unsafe`DELETE FROM connections WHERE id = ${id}::uuid AND user_id = 1`)).rowCount > 0,
     forIngest: (id: string) =>
