@@ -175,3 +175,27 @@ describe('a source that fails', () => {
     }
   });
 });
+
+describe('a hub answering oddly', () => {
+  it('keeps the cache when the hub lists no entities at all', async () => {
+    const other = await startHomeAssistantDouble({ entities: [] });
+    try {
+      const id = await insertHubConnection(testEnv.db, { baseUrl: other.url, token: other.token });
+      await testEnv.db.query(sql.unsafe`
+        INSERT INTO home_entities (connection_id, source, source_id, entity_id, domain, state)
+        VALUES (${id}::uuid, 'home-assistant', 'light.kept', 'light.kept', 'light', 'on')`);
+      expect(result(await syncNow(id))).toMatchObject({ mode: 'full', removed: 0 });
+      expect((await entityRows(testEnv.db, id)).map((row) => row.source_id)).toEqual(['light.kept']);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('falls back to a full sync when the hub refuses the history query', async () => {
+    hub.failNext('/api/history', 400);
+    const from = mark();
+    const job = await syncNow();
+    expect(result(job)).toMatchObject({ outcome: 'synced', mode: 'full' });
+    expect(pathsSince(from).map((p) => (p?.startsWith('/api/history/period/') ? '/api/history/period/…' : p))).toEqual(['/api/history/period/…', '/api/states', '/api/services']);
+  });
+});

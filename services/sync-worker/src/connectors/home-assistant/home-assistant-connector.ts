@@ -74,9 +74,12 @@ async function fullSync(context: ConnectorContext): Promise<SyncOutcome> {
     throw error;
   }
   await context.cache.upsert(OBJECT, states.map(entityRecord));
-  const present = new Set(states.map((state) => state.entity_id));
-  const vanished = (await context.cache.sourceIds(OBJECT)).filter((id) => !present.has(id));
-  await context.cache.remove(OBJECT, vanished);
+  // A hub always has some entities; an empty answer is a glitch, and must not empty the cache.
+  if (states.length > 0) {
+    const present = new Set(states.map((state) => state.entity_id));
+    const vanished = (await context.cache.sourceIds(OBJECT)).filter((id) => !present.has(id));
+    await context.cache.remove(OBJECT, vanished);
+  } else context.log.warn('the hub listed no entities; keeping the cached ones');
 
   let catalogue: ReturnType<typeof actionsFromServices>;
   try {
@@ -143,7 +146,15 @@ export const homeAssistantConnector: Connector = {
     if (!cursor.success || Date.now() - Date.parse(cursor.data.fullAt) >= FULL_SYNC_EVERY_MS) return fullSync(context);
     const known = await context.cache.sourceIds(OBJECT);
     if (known.length === 0) return fullSync(context);
-    return incrementalSync(context, cursor.data, known);
+    try {
+      return await incrementalSync(context, cursor.data, known);
+    } catch (error) {
+      // The hub refusing the history query (say, for an entity id it no longer accepts) is not a reason
+      // to stop syncing: a full sync needs no history and refreshes the entity list.
+      if (!(error instanceof SourceRejectedError)) throw error;
+      context.log.warn({ reason: error.message }, 'history query refused; syncing in full');
+      return fullSync(context);
+    }
   },
 
   async fetchLive(context, input) {
