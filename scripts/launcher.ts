@@ -12,6 +12,7 @@ import {
   logConfig,
   redisConfig,
 } from '@pcg/shared/config';
+import { credentialsConfig } from '@pcg/shared/crypto';
 import { ensureDatabase, runMigrations } from '@pcg/shared/db';
 import { SupervisedChild } from './launcher/child-process.ts';
 import { LaunchError, resolvePostgres, resolveRedis, type ResolvedService } from './local-services/index.ts';
@@ -29,6 +30,7 @@ const launchConfigSchema = logConfig.extend({
   ...agentPortConfig.shape,
   ...auditConfig.shape,
   ...dataDirConfig.shape,
+  ...credentialsConfig.shape,
 });
 
 async function main(): Promise<void> {
@@ -72,7 +74,8 @@ async function main(): Promise<void> {
     started.push(redis);
     log(`postgres: ${postgres.origin}; redis: ${redis.origin}`);
 
-    const env = { ...process.env, DATABASE_URL: postgres.url, REDIS_URL: redis.url };
+    // One data directory for every service, whatever their working directory (the credentials key lives there).
+    const env = { ...process.env, DATABASE_URL: postgres.url, REDIS_URL: redis.url, DATA_DIR: dataDir };
     for (const name of SERVICES) {
       const child = new SupervisedChild({ name, entry: path.join(root, 'services', name, 'src', 'main.ts'), env }, say);
       children.push(child);

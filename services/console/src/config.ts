@@ -1,4 +1,7 @@
 import { agentPortConfig, auditConfig, bindConfig, consolePortConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
+import { credentialsConfig } from '@pcg/shared/crypto';
+import { liveConfig } from '@pcg/shared/queues';
+import { z } from 'zod';
 
 export const consoleConfigSchema = logConfig.extend({
   ...dbConfig.shape,
@@ -8,6 +11,10 @@ export const consoleConfigSchema = logConfig.extend({
   ...auditConfig.shape,
   /** Served as `service` by describe_context. */
   SERVICE_NAME: agentPortConfig.shape.SERVICE_NAME,
+  ...credentialsConfig.shape,
+  ...liveConfig.shape,
+  /** Largest push-ingest body in bytes (413 beyond); default 16 MiB, health exports can be large. */
+  INGEST_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
 });
 
 export type ConsoleConfig = ReturnType<typeof consoleConfigSchema.parse>;

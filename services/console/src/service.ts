@@ -1,5 +1,8 @@
+import type { AuditRecorder } from '@pcg/shared/audit';
+import { loadCredentialsKey } from '@pcg/shared/crypto';
 import type { Logger } from '@pcg/shared/logger';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
+import { createLiveRequester, openSyncProducer } from '@pcg/shared/queues';
 import { buildApp } from './app.ts';
 import type { ConsoleConfig } from './config.ts';
 
@@ -8,19 +11,30 @@ export type RunningConsole = Infrastructure & {
   address: string;
 };
 
-export async function startConsole(config: ConsoleConfig, log: Logger): Promise<RunningConsole> {
+/** Starts the Console. `audit` replaces the Redis audit producer (tests collect rows with it). */
+export async function startConsole(config: ConsoleConfig, log: Logger, options: { audit?: AuditRecorder } = {}): Promise<RunningConsole> {
+  const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'console', log);
-  const app = buildApp({ config, log, db: infra.db, redis: infra.redis });
-  const address = await app.listen({ host: config.BIND_HOST, port: config.REST_PORT }).catch(async (error: unknown) => {
+  const opened: Array<{ close(): Promise<void> }> = [];
+  try {
+    const sync = await openSyncProducer(config, log);
+    opened.push(sync);
+    const live = await createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS });
+    opened.push(live);
+    const app = buildApp({ config, log, db: infra.db, redis: infra.redis, live, audit: options.audit, sources: { sync, credentialsKey } });
+    const address = await app.listen({ host: config.BIND_HOST, port: config.REST_PORT });
+    return {
+      ...infra,
+      address,
+      async close() {
+        await app.close();
+        for (const resource of opened.reverse()) await resource.close();
+        await infra.close();
+      },
+    };
+  } catch (error) {
+    for (const resource of opened.reverse()) await resource.close();
     await infra.close();
     throw error;
-  });
-  return {
-    ...infra,
-    address,
-    async close() {
-      await app.close();
-      await infra.close();
-    },
-  };
+  }
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
 import { createCapturingLogger, useTestEnvironment } from '@pcg/shared/testing';
@@ -8,7 +9,7 @@ const testEnv = useTestEnvironment();
 let consoleService: RunningConsole;
 
 beforeAll(async () => {
-  const config = loadConfig(consoleConfigSchema, testEnv.env({ REST_PORT: '0' }));
+  const config = loadConfig(consoleConfigSchema, testEnv.env({ REST_PORT: '0', CREDENTIALS_KEY: randomBytes(32).toString('base64') }));
   consoleService = await startConsole(config, createCapturingLogger('console').log);
 });
 afterAll(async () => consoleService.close());

@@ -1,4 +1,5 @@
 import { agentPortConfig, auditConfig, bindConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
+import { liveConfig } from '@pcg/shared/queues';
 
 export const gatewayConfigSchema = logConfig.extend({
   ...dbConfig.shape,
@@ -6,6 +7,7 @@ export const gatewayConfigSchema = logConfig.extend({
   ...bindConfig.shape,
   ...agentPortConfig.shape,
   ...auditConfig.shape,
+  ...liveConfig.shape,
 });
 
 export type GatewayConfig = ReturnType<typeof gatewayConfigSchema.parse>;

@@ -1,5 +1,6 @@
 import type { Logger } from '@pcg/shared/logger';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
+import { createLiveRequester } from '@pcg/shared/queues';
 import { buildApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
 import { registerMcpGateway } from './mcp/mcp-gateway.ts';
@@ -14,10 +15,15 @@ export type RunningGateway = Infrastructure & {
 
 export async function startGateway(config: GatewayConfig, log: Logger): Promise<RunningGateway> {
   const infra = await openInfrastructure(config, 'gateway', log);
+  const live = await createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS }).catch(async (error: unknown) => {
+    await infra.close();
+    throw error;
+  });
   const app = buildApp({ log });
-  const mcp = await registerMcpGateway(app, { config, log, db: infra.db, redis: infra.redis });
+  const mcp = await registerMcpGateway(app, { config, log, db: infra.db, redis: infra.redis, live });
   const address = await app.listen({ host: config.BIND_HOST, port: config.MCP_HTTP_PORT }).catch(async (error: unknown) => {
     await mcp.close();
+    await live.close();
     await infra.close();
     throw error;
   });
@@ -30,6 +36,7 @@ export async function startGateway(config: GatewayConfig, log: Logger): Promise<
       const closing = app.close();
       await mcp.close();
       await closing;
+      await live.close();
       await infra.close();
     },
   };

@@ -1,9 +1,28 @@
-import { dataDirConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
+import { dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
+import { credentialsConfig } from '@pcg/shared/crypto';
+import { z } from 'zod';
+
+const ms = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
 
 export const syncWorkerConfigSchema = logConfig.extend({
   ...dbConfig.shape,
   ...redisConfig.shape,
-  ...dataDirConfig.shape,
+  ...credentialsConfig.shape,
+  /** Timeout of one request to a source, in milliseconds; default 30000. */
+  SOURCE_TIMEOUT_MS: ms(30_000, 100),
+  /** Syncs run at once; default 4. */
+  SYNC_CONCURRENCY: ms(4),
+  /** Live reads and actions served at once; default 8. */
+  LIVE_CONCURRENCY: ms(8),
+  /** First retry delay of a failed sync, doubled each attempt (with jitter, capped at 30 min); default 30000. */
+  SYNC_BACKOFF_MS: ms(30_000, 10),
+  /**
+   * How long a job's lock lives without renewal, and how often stalled jobs are looked for; default 30000.
+   * A job whose worker died is taken up again after about this long.
+   */
+  SYNC_LOCK_MS: ms(30_000, 500),
+  /** On shutdown, how long jobs in hand may finish before they are put back in the queue; default 20000. */
+  SHUTDOWN_GRACE_MS: ms(20_000, 0),
 });
 
-export type SyncWorkerConfig = ReturnType<typeof syncWorkerConfigSchema.parse>;
+export type SyncWorkerConfig = z.output<typeof syncWorkerConfigSchema>;

@@ -1,1 +1,2 @@
 export * from './live-types.ts';
+export * from './live-queries.ts';

@@ -1,12 +1,13 @@
-import { sql, type DatabasePool } from 'slonik';
+import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { AuditRecorder } from '../audit/index.ts';
-import { ActionDefSchema, type ActionDef, type ActionResult, type LiveRequester } from '../live/index.ts';
+import { listConnectionActions, type ActionDef, type ActionResult, type LiveRequester } from '../live/index.ts';
 import type { Logger } from '../logger/index.ts';
 import { describeZodError } from '../query/index.ts';
 import type { Sector } from '../sectors/index.ts';
 import { createCallGuard, grantedSectors } from './call-guard.ts';
 import { noActiveConnection, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
+import { activeConnectionIds } from './reads-queries.ts';
 import type { Caller } from './reads-types.ts';
 import { isSector } from '../sectors/index.ts';
 
@@ -21,23 +22,9 @@ export const InvokeActionInputSchema = z
   })
   .strict();
 
-const ConnectionActions = z.object({ id: z.string(), sector: z.string(), actions: z.array(z.unknown()) });
-
-/** The action catalogues of the active connections in the given sectors, as the sync-worker stored them. */
-async function activeConnectionActions(db: DatabasePool, sectors: readonly Sector[]): Promise<Array<{ connectionId: string; actions: ActionDef[] }>> {
-  if (sectors.length === 0) return [];
-  const rows = await db.any(sql.type(ConnectionActions)`
-    SELECT id::text AS id, sector, actions FROM connections
-    WHERE user_id = 1 AND status = 'active' AND sector = ANY(${sql.array([...sectors], 'text')})
-    ORDER BY created_at, id`);
-  return rows.map((row) => ({
-    connectionId: row.id,
-    // Only well-formed actions whose name starts with the connection's own sector are offered.
-    actions: row.actions.flatMap((action) => {
-      const parsed = ActionDefSchema.safeParse(action);
-      return parsed.success && parsed.data.name.startsWith(`${row.sector}.`) ? [parsed.data] : [];
-    }),
-  }));
+/** The actions of the active connections in the given sectors whose names start with their own sector. */
+async function offeredActions(db: DatabasePool, sectors: readonly Sector[]): Promise<Array<ActionDef & { connectionId: string }>> {
+  return (await listConnectionActions(db, sectors)).filter((action) => sectors.some((sector) => action.name.startsWith(`${sector}.`)));
 }
 
 export type ActionsServiceDeps = { db: DatabasePool; audit: AuditRecorder; log: Logger; live?: LiveRequester; now?: () => Date };
@@ -60,9 +47,9 @@ export function createActionsService(deps: ActionsServiceDeps) {
         if (!parsed.success) throw new ValidationError(describeZodError(parsed.error));
         const sectors = sector === null ? grantedSectors(caller) : [sector as Sector];
         const seen = new Set<string>();
-        const actions = (await activeConnectionActions(deps.db, sectors))
-          .flatMap((connection) => connection.actions)
-          .filter((action) => !seen.has(action.name) && seen.add(action.name));
+        const actions = (await offeredActions(deps.db, sectors))
+          .filter((action) => !seen.has(action.name) && seen.add(action.name))
+          .map(({ connectionId: _connectionId, ...action }) => action);
         return { result: { actions }, count: actions.length };
       }) as Promise<{ actions: ActionDef[] }>;
     },
@@ -78,9 +65,8 @@ export function createActionsService(deps: ActionsServiceDeps) {
         const parsed = InvokeActionInputSchema.safeParse(input);
         if (!parsed.success || sector === null) throw new ValidationError(parsed.success ? 'name: give the action to perform' : describeZodError(parsed.error));
         const { name, arguments: args = {} } = parsed.data;
-        const connections = await activeConnectionActions(deps.db, [sector as Sector]);
-        if (connections.length === 0) throw noActiveConnection(sector);
-        const offering = connections.find((connection) => connection.actions.some((action) => action.name === name));
+        if ((await activeConnectionIds(deps.db, sector as Sector)).length === 0) throw noActiveConnection(sector);
+        const offering = (await offeredActions(deps.db, [sector as Sector])).find((action) => action.name === name);
         if (!offering) throw new ValidationError(`unknown action '${name}'; list_actions shows the actions ${sector} offers`);
         if (!deps.live) throw new UpstreamError('actions are not available: the sync-worker is not connected');
         const result = await deps.live.invokeAction({ connectionId: offering.connectionId, name, arguments: args });

@@ -24,10 +24,14 @@ export async function connectionsInSectors(db: DatabasePool, sectors: readonly S
     ORDER BY c.sector, c.created_at, c.id`);
 }
 
-/** Ids of the active connections of one sector, for live reads. */
-export async function activeConnectionIds(db: DatabasePool, sector: Sector): Promise<readonly string[]> {
-  return db.anyFirst(sql.type(z.object({ id: z.string() }))`
-    SELECT id::text AS id FROM connections
+/** The active connections of one sector and their provider kinds. */
+export async function activeConnections(db: DatabasePool, sector: Sector): Promise<ReadonlyArray<{ id: string; provider: string }>> {
+  return db.any(sql.type(z.object({ id: z.string(), provider: z.string() }))`
+    SELECT id::text AS id, provider FROM connections
     WHERE user_id = 1 AND sector = ${sector} AND status = 'active'
     ORDER BY created_at, id`);
+}
+
+export async function activeConnectionIds(db: DatabasePool, sector: Sector): Promise<readonly string[]> {
+  return (await activeConnections(db, sector)).map((connection) => connection.id);
 }

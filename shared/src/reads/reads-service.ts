@@ -7,7 +7,8 @@ import { describeZodError, type QueryEngine, type QueryResult } from '../query/i
 import { CATALOGUE, findObject, isSector, objectsOfSector, type ObjectDef, type Sector } from '../sectors/index.ts';
 import { createCallGuard, grantedSectors } from './call-guard.ts';
 import { noActiveConnection, NotFoundError, RECORD_NOT_FOUND, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
-import { activeConnectionIds, connectionsInSectors, type ConnectionRow } from './reads-queries.ts';
+import { findProvider } from '../providers/index.ts';
+import { activeConnections, connectionsInSectors, type ConnectionRow } from './reads-queries.ts';
 import {
   FetchLiveInputSchema,
   GetRecordInputSchema,
@@ -150,8 +151,16 @@ export function createReadService(deps: ReadServiceDeps) {
         async (sector) => {
           const request = parse(FetchLiveInputSchema, input);
           const object = objectOf(request.object, sector as Sector);
-          const connections = await activeConnectionIds(deps.db, object.sector);
-          if (connections.length === 0) throw noActiveConnection(object.sector);
+          const active = await activeConnections(deps.db, object.sector);
+          if (active.length === 0) throw noActiveConnection(object.sector);
+          // Push-only sources (a phone that posts its exports) cannot be asked; unknown providers are asked.
+          const connections = active
+            .filter(({ provider }) => {
+              const descriptor = findProvider(provider);
+              return !descriptor || (descriptor.signIn !== 'push' && descriptor.objects.includes(object.name));
+            })
+            .map(({ id }) => id);
+          if (connections.length === 0) throw new ValidationError(`${object.name} cannot be read live: its sources push their data; use query`);
           if (!deps.live) throw new UpstreamError('live reads are not available: the sync-worker is not connected');
           const rows: unknown[] = [];
           for (const connectionId of connections) {

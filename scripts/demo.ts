@@ -1,0 +1,136 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { DEFAULT_REDIS_URL } from '@pcg/shared/config';
+import { dayStart, haePayloadV1, haePayloadV2, sendHealthPush, startHomeAssistantDouble } from '@pcg/shared/doubles';
+import { createLogger } from '@pcg/shared/logger';
+import { createLiveRequester } from '@pcg/shared/queues';
+import { consoleClient, type DemoConnection } from './demo/demo-console.ts';
+import { probeRedis } from './local-services/index.ts';
+
+/**
+ * `npm run demo`: with the gateway running (`npm start` in another terminal), starts a demo hub (the
+ * Home Assistant double) and a demo phone (the health push sender), connects both through the Console,
+ * and shows a sync, a live read, an action, a rejected action and a push, with no accounts. The sources
+ * keep running (the hub changes, the phone pushes) until Ctrl-C, which pauses the demo connections.
+ * `npm run demo -- --remove` deletes them and what they cached.
+ */
+const root = path.resolve(import.meta.dirname, '..');
+if (existsSync(path.join(root, '.env'))) process.loadEnvFile(path.join(root, '.env'));
+const say = (line: string) => console.log(`[demo] ${line}`);
+const HUB_NAME = 'Demo hub';
+const PHONE_NAME = 'Demo phone';
+const HUB_TOKEN = 'demo-hub-long-lived-token';
+const hubPort = Number(process.env.DEMO_HUB_PORT ?? 18123);
+const consoleBase = `http://${process.env.BIND_HOST ?? '127.0.0.1'}:${process.env.REST_PORT ?? 8787}`;
+const api = consoleClient(consoleBase);
+
+async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** The Redis the running gateway uses, found the way the launcher finds it (never started here). */
+async function findRedis(): Promise<string> {
+  const candidates = process.env.REDIS_URL
+    ? [process.env.REDIS_URL]
+    : [...(existsSync(path.join(root, process.env.DATA_DIR ?? 'data', 'redis')) ? [`redis://127.0.0.1:${process.env.CHILD_REDIS_PORT ?? 6389}`] : []), DEFAULT_REDIS_URL];
+  for (const url of candidates) if ((await probeRedis(url)).ok) return url;
+  throw new Error('the gateway\'s Redis does not answer; is `npm start` running?');
+}
+
+const find = (connections: DemoConnection[], provider: string, name: string) =>
+  connections.find((connection) => connection.provider === provider && connection.displayName === name);
+
+async function main(): Promise<void> {
+  if (!(await api.reachable())) {
+    say(`no Console answers at ${consoleBase}: start the gateway first (npm start), then run npm run demo in another terminal`);
+    process.exit(1);
+  }
+  const existing = await api.list();
+  if (process.argv.includes('--remove')) {
+    for (const connection of [find(existing, 'home-assistant', HUB_NAME), find(existing, 'health-auto-export', PHONE_NAME)]) {
+      if (connection) await api.remove(connection.id);
+    }
+    say('removed the demo connections and everything they cached');
+    return;
+  }
+
+  const hub = await startHomeAssistantDouble({ port: hubPort, token: HUB_TOKEN });
+  say(`demo hub (a local Home Assistant double) on ${hub.url}`);
+  const credentials = { baseUrl: hub.url, token: HUB_TOKEN };
+  const connectedAt = Date.now();
+  const knownHub = find(existing, 'home-assistant', HUB_NAME);
+  const hubConnection = knownHub
+    ? (await api.update(knownHub.id, { credentials, syncIntervalMinutes: 1 })).connection
+    : (await api.create({ provider: 'home-assistant', displayName: HUB_NAME, credentials, syncIntervalMinutes: 1 })).connection;
+  say(`${knownHub ? 'reconnected' : 'connected'} "${HUB_NAME}" (connection ${hubConnection.id}); syncing every minute`);
+
+  const knownPhone = find(existing, 'health-auto-export', PHONE_NAME);
+  if (knownPhone?.status === 'paused') await api.act(knownPhone.id, 'resume');
+  const phone = knownPhone ? await api.rotateSecret(knownPhone.id) : await api.create({ provider: 'health-auto-export', displayName: PHONE_NAME });
+  const ingestUrl = `${consoleBase}/api/ingest/${phone.connection.id}`;
+  say(`connected "${PHONE_NAME}"; it pushes to ${ingestUrl} with its secret (shown once, kept by this demo)`);
+
+  const synced = await waitFor('the first sync of the demo hub', async () => {
+    const connection = (await api.list()).find((candidate) => candidate.id === hubConnection.id);
+    if (connection?.lastError) say(`the hub sync reports: ${connection.lastError}`);
+    return connection?.lastSyncedAt && connection.actionCount > 0 && Date.parse(connection.lastSyncedAt) >= connectedAt - 1_000 ? connection : undefined;
+  });
+  say(`synced: the hub's entities are in the cache, and ${synced.actionCount} actions are listed (home.<domain>.<service>)`);
+
+  const redisUrl = await findRedis();
+  const live = await createLiveRequester({ REDIS_URL: redisUrl, REDIS_PREFIX: process.env.REDIS_PREFIX ?? 'pcg:' }, createLogger({ name: 'demo', level: 'warn' }));
+  try {
+    const read = await live.fetchLive({ connectionId: hubConnection.id, object: 'home.entity', where: [{ field: 'domain', op: 'eq', value: 'light' }] });
+    say(`live read (fetch_live) of the lights: ${read.rows.map((row) => `${String(row.entity_id)} is ${String(row.state)}`).join(', ')}`);
+    const toggled = await live.invokeAction({ connectionId: hubConnection.id, name: 'home.light.toggle', arguments: { entity_id: 'light.kitchen' } });
+    say(`action home.light.toggle on light.kitchen → ok: ${String(toggled.ok)}; the hub now says ${hub.state('light.kitchen')?.state}`);
+    const rejected = await live.invokeAction({ connectionId: hubConnection.id, name: 'home.light.explode', arguments: { entity_id: 'light.kitchen' } });
+    say(`action the hub rejects (home.light.explode) → ${JSON.stringify(rejected)}`);
+  } finally {
+    await live.close();
+  }
+
+  const push = async (payload: unknown) => {
+    const response = await sendHealthPush(ingestUrl, phone.ingestSecret ?? '', payload);
+    return (await response.json()) as { accepted?: Record<string, number>; error?: string };
+  };
+  const first = await push(haePayloadV1(dayStart(2)));
+  const second = await push(haePayloadV2(dayStart(1)));
+  say(`phone pushed two exports (an older and a current app version): ${JSON.stringify(first.accepted ?? first)} and ${JSON.stringify(second.accepted ?? second)}`);
+  const again = await push(haePayloadV2(dayStart(1)));
+  say(`the same export again updates those rows in place (same source ids), adding none: ${JSON.stringify(again.accepted ?? again)}`);
+
+  // Keep the sources alive: the hub's sensors drift (the next sync fetches only that), the phone pushes.
+  const drift = setInterval(() => {
+    hub.setState('sensor.kitchen_temperature', (20 + Math.random() * 3).toFixed(1));
+  }, 20_000);
+  const pushes = setInterval(() => void push(haePayloadV2(dayStart(0))).catch(() => undefined), 60_000);
+  say('the demo hub and phone keep running (the hub changes every 20 s, the phone pushes every minute); Ctrl-C stops them');
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    clearInterval(drift);
+    clearInterval(pushes);
+    // With its hub gone, the demo connection would only fail: pause both until the next demo.
+    await api.act(hubConnection.id, 'pause').catch(() => undefined);
+    await api.act(phone.connection.id, 'pause').catch(() => undefined);
+    await hub.close();
+    say('paused the demo connections; run npm run demo again to resume them, or npm run demo -- --remove to delete them');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}
+
+main().catch((error: unknown) => {
+  say(error instanceof Error ? error.message : String(error));
+  process.exit(1);
+});

@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import { OPERATOR_AGENT_ID, type AuditRecorder } from '@pcg/shared/audit';
+import { generateIngestSecret, sealCredentials } from '@pcg/shared/crypto';
+import { ConflictError, HttpError, NotFoundError, ValidationError } from '@pcg/shared/http';
+import type { Logger } from '@pcg/shared/logger';
+import { findProvider, PROVIDERS, type ProviderDescriptor } from '@pcg/shared/providers';
+import type { SyncProducer } from '@pcg/shared/queues';
+import type { z } from 'zod';
+import type { ConnectionRow, ConnectionsQueries } from './connections-queries.ts';
+import type { ConnectionView, CreateConnectionBody, UpdateConnectionBody } from './connections-types.ts';
+
+/** Matches `describe_context`: a connection without a sync for a day is stale. */
+const STALE_AFTER_MS = 24 * 60 * 60 * 1000;
+
+export class QueueUnavailableError extends HttpError {
+  constructor() {
+    super(503, 'queue_unavailable', 'the job queue (Redis) is not reachable; try again');
+  }
+}
+
+const UNQUEUED = 'saved, but the sync could not be queued (Redis is not reachable); the sync-worker schedules it when it next starts';
+
+export type ConnectionsServiceDeps = {
+  queries: ConnectionsQueries;
+  sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>;
+  credentialsKey: Buffer;
+  audit: AuditRecorder;
+  log: Logger;
+  now?: () => number;
+};
+
+function health(row: ConnectionRow, now: number): string {
+  if (row.status !== 'active') return row.status;
+  if (row.last_error) return 'error';
+  if (!row.last_synced_at) return 'pending';
+  return now - Date.parse(row.last_synced_at) > STALE_AFTER_MS ? 'stale' : 'ok';
+}
+
+function describeIssues(error: z.ZodError): string {
+  // Names the field and the rule, never the value (it may be a token).
+  return error.issues.map((issue) => `'credentials${issue.path.length ? `.${issue.path.join('.')}` : ''}' ${issue.message}`).join('; ');
+}
+
+/**
+ * The Console's connection acts (design 4.4). The Console never talks to a source: it seals what the
+ * operator typed, writes the row, and asks the queue for syncs. Nothing it returns carries credentials
+ * or a secret hash; a push secret is returned once, at creation or rotation.
+ */
+export function createConnectionsService(deps: ConnectionsServiceDeps) {
+  const now = deps.now ?? Date.now;
+
+  function view(row: ConnectionRow): ConnectionView {
+    const provider = findProvider(row.provider);
+    const push = provider?.signIn === 'push';
+    return {
+      id: row.id,
+      provider: row.provider,
+      providerName: provider?.displayName ?? row.provider,
+      sector: row.sector,
+      displayName: row.display_name,
+      status: row.status,
+      health: health(row, now()),
+      signIn: provider?.signIn ?? 'token',
+      syncIntervalMinutes: push ? null : (row.sync_interval_minutes ?? provider?.defaultSyncIntervalMinutes ?? null),
+      lastSyncedAt: row.last_synced_at,
+      lastError: row.last_error,
+      actionCount: row.action_count,
+      ...(push ? { ingestPath: `/api/ingest/${row.id}` } : {}),
+      hasIngestSecret: row.has_ingest_secret,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+
+  async function existing(id: string): Promise<{ row: ConnectionRow; provider: ProviderDescriptor | undefined }> {
+    const row = await deps.queries.get(id);
+    if (!row) throw new NotFoundError('no such connection');
+    return { row, provider: findProvider(row.provider) };
+  }
+
+  const pulls = (provider: ProviderDescriptor | undefined) => provider !== undefined && provider.signIn !== 'push';
+  const intervalOf = (row: ConnectionRow, provider: ProviderDescriptor) => row.sync_interval_minutes ?? provider.defaultSyncIntervalMinutes ?? 60;
+
+  /** Queue work after the database change; a queue failure leaves the change and says so. */
+  async function queued(work: () => Promise<unknown>, connectionId: string): Promise<string | undefined> {
+    try {
+      await work();
+      return undefined;
+    } catch (error) {
+      deps.log.warn({ err: error, connectionId }, 'could not reach the sync queue');
+      return UNQUEUED;
+    }
+  }
+
+  function sealed(provider: ProviderDescriptor, credentials: unknown, id: string): Buffer {
+    const schema = provider.credentialsSchema;
+    if (!schema) throw new ValidationError(`${provider.displayName} takes no credentials`);
+    const parsed = schema.safeParse(credentials);
+    if (!parsed.success) throw new ValidationError(`${provider.displayName} needs valid credentials: ${describeIssues(parsed.error)}`);
+    return sealCredentials(deps.credentialsKey, parsed.data, id);
+  }
+
+  return {
+    async list(): Promise<ConnectionView[]> {
+      return (await deps.queries.list()).map(view);
+    },
+
+    async create(body: CreateConnectionBody): Promise<{ connection: ConnectionView; ingestSecret?: string; warning?: string }> {
+      const provider = findProvider(body.provider);
+      if (!provider) throw new ValidationError(`unknown provider '${body.provider}'; providers: ${PROVIDERS.map((p) => p.kind).join(', ')}`);
+      // Every provider today covers one sector; one sign-in makes one connection per sector it covers (spec 2.5).
+      const [sector] = provider.sectors;
+      if (!sector || provider.sectors.length !== 1) throw new ValidationError(`${provider.displayName} cannot be connected here`);
+      const id = randomUUID();
+      const push = provider.signIn === 'push';
+      if (push && body.credentials !== undefined) throw new ValidationError(`${provider.displayName} pushes its data and takes no credentials`);
+      if (push && body.syncIntervalMinutes !== undefined) throw new ValidationError(`${provider.displayName} pushes its data and has no sync interval`);
+      const secret = push ? generateIngestSecret() : undefined;
+      const row = await deps.queries.insert({
+        id,
+        provider: provider.kind,
+        sector,
+        displayName: body.displayName ?? provider.displayName,
+        credentials: push ? null : sealed(provider, body.credentials, id),
+        ingestSecretHash: secret?.hash ?? null,
+        syncIntervalMinutes: push ? null : (body.syncIntervalMinutes ?? provider.defaultSyncIntervalMinutes),
+      });
+      deps.log.info({ connectionId: id, provider: provider.kind, sector }, 'connection created');
+      // The scheduler's first run starts at once: that is the first sync.
+      const warning = push ? undefined : await queued(() => deps.sync.schedule(id, intervalOf(row, provider)), id);
+      return { connection: view(row), ...(secret ? { ingestSecret: secret.secret } : {}), ...(warning ? { warning } : {}) };
+    },
+
+    /** Changes the interval (the audited `set_sync_interval` act), the name, or a token provider's credentials. */
+    async update(id: string, body: UpdateConnectionBody, requestId?: string): Promise<{ connection: ConnectionView; warning?: string }> {
+      let found: Awaited<ReturnType<typeof existing>> | undefined;
+      const audit = (outcome: 'ok' | 'error') => {
+        if (body.syncIntervalMinutes === undefined) return;
+        deps.audit.record({
+          agentId: OPERATOR_AGENT_ID,
+          tool: 'set_sync_interval',
+          sector: found?.row.sector ?? null,
+          decision: 'allow',
+          args: { connectionId: id, syncIntervalMinutes: body.syncIntervalMinutes },
+          outcome,
+          requestId,
+        });
+      };
+      try {
+        found = await existing(id);
+        const { provider } = found;
+        let row = found.row;
+        if (body.syncIntervalMinutes !== undefined && !pulls(provider)) throw new ConflictError('a push connection is not synced on a schedule; it has no interval');
+        if (body.credentials !== undefined && !provider?.credentialsSchema) throw new ConflictError(`${provider?.displayName ?? row.provider} takes no credentials`);
+        if (body.displayName !== undefined) row = (await deps.queries.rename(id, body.displayName)) ?? row;
+        if (body.credentials !== undefined && provider) row = (await deps.queries.replaceCredentials(id, sealed(provider, body.credentials, id))) ?? row;
+        if (body.syncIntervalMinutes !== undefined) row = (await deps.queries.setInterval(id, body.syncIntervalMinutes)) ?? row;
+        let warning: string | undefined;
+        const reschedule = body.syncIntervalMinutes !== undefined || body.credentials !== undefined;
+        if (reschedule && provider && pulls(provider) && (row.status === 'active' || row.status === 'error')) {
+          warning = await queued(() => deps.sync.schedule(id, intervalOf(row, provider)), id);
+        }
+        audit('ok');
+        return { connection: view(row), ...(warning ? { warning } : {}) };
+      } catch (error) {
+        audit('error');
+        throw error;
+      }
+    },
+
+    async requestSync(id: string): Promise<{ connection: ConnectionView; jobId: string }> {
+      const { row, provider } = await existing(id);
+      if (!pulls(provider)) throw new ConflictError('a push connection receives its data from the device; there is nothing to sync');
+      if (row.status === 'paused' || row.status === 'needs_sign_in') throw new ConflictError(`the connection is ${row.status.replace('_', ' ')}; resume it first`);
+      try {
+        return { connection: view(row), jobId: await deps.sync.requestSync(id, 'manual') };
+      } catch (error) {
+        deps.log.warn({ err: error, connectionId: id }, 'could not reach the sync queue');
+        throw new QueueUnavailableError();
+      }
+    },
+
+    async pause(id: string): Promise<{ connection: ConnectionView; warning?: string }> {
+      const { provider } = await existing(id);
+      const row = await deps.queries.pause(id);
+      if (!row) throw new NotFoundError('no such connection');
+      const warning = pulls(provider) ? await queued(() => deps.sync.unschedule(id), id) : undefined;
+      return { connection: view(row), ...(warning ? { warning } : {}) };
+    },
+
+    async resume(id: string): Promise<{ connection: ConnectionView; warning?: string }> {
+      const { provider } = await existing(id);
+      const row = await deps.queries.resume(id);
+      if (!row) throw new NotFoundError('no such connection');
+      const warning = provider && pulls(provider) ? await queued(() => deps.sync.schedule(id, intervalOf(row, provider)), id) : undefined;
+      return { connection: view(row), ...(warning ? { warning } : {}) };
+    },
+
+    /** A new push secret, shown once; the old one stops working with this UPDATE. */
+    async rotateSecret(id: string): Promise<{ connection: ConnectionView; ingestSecret: string }> {
+      const { provider } = await existing(id);
+      if (provider?.signIn !== 'push') throw new ConflictError('only push connections have an ingest secret');
+      const secret = generateIngestSecret();
+      const row = await deps.queries.replaceSecretHash(id, secret.hash);
+      if (!row) throw new NotFoundError('no such connection');
+      deps.log.info({ connectionId: id }, 'ingest secret rotated');
+      return { connection: view(row), ingestSecret: secret.secret };
+    },
+
+    /** Removes the connection and, with it, everything it cached (ON DELETE CASCADE). */
+    async remove(id: string): Promise<void> {
+      const { provider } = await existing(id);
+      if (!(await deps.queries.remove(id))) throw new NotFoundError('no such connection');
+      if (pulls(provider)) await queued(() => deps.sync.unschedule(id), id);
+      deps.log.info({ connectionId: id }, 'connection deleted');
+    },
+  };
+}
+
+export type ConnectionsService = ReturnType<typeof createConnectionsService>;

@@ -1,0 +1,45 @@
+import type { AuditRecorder } from '@pcg/shared/audit';
+import type { DatabasePool } from '@pcg/shared/db';
+import type { Logger } from '@pcg/shared/logger';
+import type { SyncProducer } from '@pcg/shared/queues';
+import { createIngestService, type IngestService } from '../ingest/ingest-service.ts';
+import { createConnectionsQueries } from './connections-queries.ts';
+import { createConnectionsService, type ConnectionsService } from './connections-service.ts';
+
+export type SourcesDeps = {
+  connections: ConnectionsService;
+  ingest: IngestService;
+  audit: AuditRecorder;
+  /** Largest push accepted, in bytes. */
+  ingestBodyLimit: number;
+};
+
+/**
+ * Stands in until the Console is handed the audit producer: it logs the act (the event carries no secret)
+ * and writes no audit row. `startConsole` takes the real recorder through its `audit` option.
+ */
+export function logOnlyAuditRecorder(log: Logger): AuditRecorder {
+  return {
+    record(event) {
+      log.warn({ tool: event.tool, decision: event.decision, sector: event.sector }, 'audit recorder not wired; act not recorded');
+    },
+  };
+}
+
+/** Composes what the connection and push-ingest routes need. */
+export function createSourcesDeps(options: {
+  db: DatabasePool;
+  sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>;
+  credentialsKey: Buffer;
+  audit: AuditRecorder;
+  log: Logger;
+  ingestBodyLimit: number;
+}): SourcesDeps {
+  const queries = createConnectionsQueries(options.db);
+  return {
+    connections: createConnectionsService({ queries, sync: options.sync, credentialsKey: options.credentialsKey, audit: options.audit, log: options.log }),
+    ingest: createIngestService({ db: options.db, queries }),
+    audit: options.audit,
+    ingestBodyLimit: options.ingestBodyLimit,
+  };
+}

@@ -1,0 +1,108 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditRecorder } from '@pcg/shared/audit';
+import { HttpError } from '@pcg/shared/http';
+import { locateJsonError } from '@pcg/shared/ingest';
+import type { IngestResult, IngestService, PushConnection } from '../ingest/ingest-service.ts';
+
+/** The one answer to every refused push (spec 4.6, 7): unknown id, paused, no secret, wrong secret, malformed id. */
+export const INGEST_UNAUTHORIZED = { error: 'unauthorized' } as const;
+
+export class MalformedJsonError extends HttpError {
+  constructor(text: string) {
+    const problem = locateJsonError(text);
+    super(400, 'malformed_json', `malformed JSON at position ${problem.position} (line ${problem.line}, column ${problem.column}): ${problem.reason}`);
+  }
+}
+
+type PushState = { denied: true; sector: string | null } | { denied: false; connection: PushConnection; result?: IngestResult };
+
+/** The secret from `Authorization: Bearer …` (case-insensitive scheme) or `X-PCI-Webhook-Secret`. */
+function presentedSecret(request: FastifyRequest): string | undefined {
+  const authorization = request.headers.authorization;
+  const bearer = typeof authorization === 'string' ? /^bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
+  if (bearer) return bearer;
+  const header = request.headers['x-pci-webhook-secret'];
+  const value = Array.isArray(header) ? header[0] : header;
+  return value?.trim() || undefined;
+}
+
+export type IngestRouteDeps = {
+  ingest: IngestService;
+  audit: AuditRecorder;
+  /** Largest push accepted, in bytes; larger ones get 413. */
+  bodyLimit: number;
+};
+
+/**
+ * `POST /api/ingest/:connectionId` (spec 4.6, design 4.5). The secret is checked in `onRequest`, before
+ * fastify reads the body; no Host check applies. Every push leaves one `ingest` audit row, written when
+ * the answer has gone (refused: deny/unauthorized; accepted: allow, with an error outcome when the body
+ * was too large, not JSON, or not a payload we read).
+ */
+export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps): void {
+  const pushes = new WeakMap<FastifyRequest, PushState>();
+
+  void app.register(async (scope) => {
+    // Our own JSON parser: the default one's messages quote the body and do not always give a position.
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: deps.bodyLimit }, (_request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      if (text.trim() === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(text) as unknown);
+      } catch {
+        done(new MalformedJsonError(text), undefined);
+      }
+    });
+
+    const authorize = async (request: FastifyRequest<{ Params: { connectionId: string } }>, reply: FastifyReply) => {
+      const outcome = await deps.ingest.authorize(request.params.connectionId, presentedSecret(request));
+      if (!outcome.ok) {
+        pushes.set(request, { denied: true, sector: outcome.sector });
+        return reply.code(401).send(INGEST_UNAUTHORIZED);
+      }
+      pushes.set(request, { denied: false, connection: outcome.connection });
+    };
+
+    const recordAudit = async (request: FastifyRequest<{ Params: { connectionId: string } }>, reply: FastifyReply) => {
+      const push = pushes.get(request);
+      if (!push) return;
+      const connectionId = request.params.connectionId.slice(0, 64);
+      if (push.denied) {
+        deps.audit.record({
+          agentId: null,
+          tool: 'ingest',
+          sector: push.sector,
+          decision: 'deny',
+          denyReason: 'unauthorized',
+          args: { connectionId },
+          outcome: 'error',
+          requestId: request.id,
+        });
+        return;
+      }
+      const result = push.result;
+      deps.audit.record({
+        agentId: null,
+        tool: 'ingest',
+        sector: push.connection.sector,
+        decision: 'allow',
+        args: { connectionId, status: reply.statusCode, ...(result ? { format: result.format, accepted: result.accepted, skipped: result.skipped } : {}) },
+        resultCount: result ? Object.values(result.accepted).reduce((sum, count) => sum + count, 0) : 0,
+        outcome: reply.statusCode < 400 ? 'ok' : 'error',
+        requestId: request.id,
+      });
+    };
+
+    scope.post<{ Params: { connectionId: string } }>(
+      '/api/ingest/:connectionId',
+      { bodyLimit: deps.bodyLimit, onRequest: authorize, onResponse: recordAudit },
+      async (request) => {
+        const push = pushes.get(request);
+        if (!push || push.denied) throw new Error('push reached the handler without authorization');
+        push.result = await deps.ingest.ingest(push.connection, request.body);
+        return push.result;
+      },
+    );
+  });
+}

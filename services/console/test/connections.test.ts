@@ -1,0 +1,125 @@
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@pcg/shared/db';
+import { blockingConnection, openSyncProducer } from '@pcg/shared/queues';
+import { bullmqPrefix } from '@pcg/shared/redis';
+import { createCapturingLogger, useTestEnvironment } from '@pcg/shared/testing';
+import { z } from 'zod';
+import { api, collectingAudit, startTestConsole, type TestConsole } from './helpers.ts';
+
+const testEnv = useTestEnvironment();
+const audit = collectingAudit();
+const settings = () => ({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix });
+let consoleService: TestConsole;
+let producer: Awaited<ReturnType<typeof openSyncProducer>>;
+let queue: Queue;
+const TOKEN = 'hub-long-lived-token-abc123';
+const call = (method: string, path: string, body?: unknown) => api(consoleService.address, method, path, body);
+const scheduled = async () => new Map((await producer.schedules()).map((entry) => [entry.connectionId, entry.everyMs]));
+
+beforeAll(async () => {
+  consoleService = await startTestConsole(testEnv, audit.recorder);
+  producer = await openSyncProducer(settings(), createCapturingLogger().log);
+  queue = new Queue('sync', { connection: blockingConnection(settings(), 'test'), prefix: bullmqPrefix(settings()) });
+});
+afterAll(async () => {
+  await queue?.close();
+  await producer?.close();
+  await consoleService?.close();
+});
+
+describe('connecting a hub', () => {
+  let id: string;
+
+  it('creates the connection, seals the token, schedules its first sync and never shows the token', async () => {
+    const created = await call('POST', '/api/connections', { provider: 'home-assistant', credentials: { baseUrl: 'http://hub.lan:8123/', token: TOKEN } });
+    expect(created.status).toBe(201);
+    id = created.json.connection.id;
+    expect(created.json.connection).toMatchObject({ provider: 'home-assistant', sector: 'home', status: 'active', health: 'pending', signIn: 'token', syncIntervalMinutes: 15 });
+    expect(created.json.ingestSecret).toBeUndefined();
+    expect(created.text).not.toContain(TOKEN);
+    expect(created.text).not.toMatch(/credentials|hash/i);
+    const stored = await testEnv.db.oneFirst(sql.type(z.object({ credentials: z.instanceof(Buffer) }))`SELECT credentials FROM connections WHERE id = ${id}::uuid`);
+    expect(stored.includes(Buffer.from(TOKEN))).toBe(false);
+    expect((await scheduled()).get(id)).toBe(15 * 60_000);
+    expect(consoleService.logs().join('\n')).not.toContain(TOKEN);
+  });
+
+  it('refuses bad credentials naming the field, never the value', async () => {
+    const refused = await call('POST', '/api/connections', { provider: 'home-assistant', credentials: { baseUrl: 'ftp://hub', token: TOKEN } });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toContain("'credentials.baseUrl'");
+    expect(refused.text).not.toContain(TOKEN);
+    expect((await call('POST', '/api/connections', { provider: 'myspace' })).json.error).toContain("unknown provider 'myspace'");
+  });
+
+  it('lists connections without credentials', async () => {
+    const listed = await call('GET', '/api/connections');
+    expect(listed.json.connections.map((c: { id: string }) => c.id)).toContain(id);
+    expect(listed.text).not.toContain(TOKEN);
+  });
+
+  it('changes the sync interval, moves the scheduler, and records set_sync_interval', async () => {
+    const before = audit.events.length;
+    const changed = await call('PATCH', `/api/connections/${id}`, { syncIntervalMinutes: 60 });
+    expect(changed.status).toBe(200);
+    expect(changed.json.connection.syncIntervalMinutes).toBe(60);
+    expect((await scheduled()).get(id)).toBe(60 * 60_000);
+    expect(audit.events.slice(before)).toEqual([
+      expect.objectContaining({ agentId: 'operator', tool: 'set_sync_interval', sector: 'home', decision: 'allow', outcome: 'ok', args: { connectionId: id, syncIntervalMinutes: 60 } }),
+    ]);
+  });
+
+  it('queues a manual sync', async () => {
+    const queued = await call('POST', `/api/connections/${id}/sync`);
+    expect(queued.status).toBe(202);
+    expect((await queue.getJob(queued.json.jobId))?.data).toEqual({ connectionId: id, reason: 'manual' });
+  });
+
+  it('pauses (no scheduler, no manual sync) and resumes (scheduler back)', async () => {
+    expect((await call('POST', `/api/connections/${id}/pause`)).json.connection).toMatchObject({ status: 'paused', health: 'paused' });
+    expect((await scheduled()).has(id)).toBe(false);
+    expect((await call('POST', `/api/connections/${id}/sync`)).status).toBe(409);
+    expect((await call('POST', `/api/connections/${id}/resume`)).json.connection.status).toBe('active');
+    expect((await scheduled()).get(id)).toBe(60 * 60_000);
+  });
+
+  it('takes a new token, which reactivates a connection that needed sign-in', async () => {
+    await testEnv.db.query(sql.unsafe`UPDATE connections SET status = 'needs_sign_in', last_error = 'refused' WHERE id = ${id}::uuid`);
+    const updated = await call('PATCH', `/api/connections/${id}`, { credentials: { baseUrl: 'http://hub.lan:8123', token: 'new-token' } });
+    expect(updated.json.connection).toMatchObject({ status: 'active', lastError: null });
+    expect(updated.text).not.toContain('new-token');
+  });
+
+  it('has no ingest secret to rotate', async () => {
+    expect((await call('POST', `/api/connections/${id}/rotate-secret`)).status).toBe(409);
+  });
+
+  it('deletes the connection with its cache and scheduler', async () => {
+    await testEnv.db.query(sql.unsafe`
+      INSERT INTO home_entities (connection_id, source, source_id, entity_id, domain) VALUES (${id}::uuid, 'home-assistant', 'light.a', 'light.a', 'light')`);
+    expect((await call('DELETE', `/api/connections/${id}`)).status).toBe(204);
+    expect(await testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM home_entities WHERE connection_id = ${id}::uuid`)).toBe(0);
+    expect((await scheduled()).has(id)).toBe(false);
+    expect((await call('DELETE', `/api/connections/${id}`)).status).toBe(404);
+    expect((await call('POST', '/api/connections/not-an-id/pause')).status).toBe(400);
+  });
+});
+
+describe('connecting the phone', () => {
+  it('returns the push secret once, with where to push; it has no interval and nothing to sync', async () => {
+    const created = await call('POST', '/api/connections', { provider: 'health-auto-export', displayName: 'My phone' });
+    expect(created.status).toBe(201);
+    const { connection, ingestSecret } = created.json;
+    expect(ingestSecret).toMatch(/^pcgis_[A-Za-z0-9_-]{43}$/);
+    expect(connection).toMatchObject({ sector: 'health', signIn: 'push', syncIntervalMinutes: null, ingestPath: `/api/ingest/${connection.id}`, hasIngestSecret: true });
+    expect((await call('GET', '/api/connections')).text).not.toContain(ingestSecret);
+    expect((await scheduled()).has(connection.id)).toBe(false);
+    expect((await call('POST', `/api/connections/${connection.id}/sync`)).status).toBe(409);
+    const before = audit.events.length;
+    expect((await call('PATCH', `/api/connections/${connection.id}`, { syncIntervalMinutes: 5 })).status).toBe(409);
+    expect(audit.events.slice(before)).toEqual([expect.objectContaining({ tool: 'set_sync_interval', outcome: 'error', sector: 'health' })]);
+    const rotated = await call('POST', `/api/connections/${connection.id}/rotate-secret`);
+    expect(rotated.json.ingestSecret).not.toBe(ingestSecret);
+  });
+});

@@ -1,0 +1,3 @@
+export * from './credentials-cipher.ts';
+export * from './credentials-key.ts';
+export * from './ingest-secret.ts';

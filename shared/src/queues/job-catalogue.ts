@@ -1,0 +1,89 @@
+import type { JobsOptions } from 'bullmq';
+import { z } from 'zod';
+import { ActionInvokeRequestSchema, LiveFetchRequestSchema } from '../live/index.ts';
+
+/**
+ * The one catalogue of queues and jobs (design 4.8): names, zod payloads, attempts, backoff and retention.
+ * Producers parse a payload before `add()`; workers parse `job.data` before dispatch.
+ */
+
+/** Why a sync runs; shown in logs and kept on the job. */
+export const SyncReasonSchema = z.enum(['scheduled', 'manual', 'created', 'resumed']);
+
+export const SyncJobSchema = z.object({
+  connectionId: z.uuid(),
+  reason: SyncReasonSchema,
+});
+export type SyncJob = z.infer<typeof SyncJobSchema>;
+
+/** What a finished sync job returns (kept for a day with the job, for the Console and logs). */
+export const SyncJobResultSchema = z.object({
+  outcome: z.enum(['synced', 'skipped']),
+  /** Why it was skipped: the connection is gone, paused or waiting for sign-in, or its provider pulls nothing. */
+  detail: z.string().optional(),
+  written: z.number().int().nonnegative().default(0),
+  removed: z.number().int().nonnegative().default(0),
+  mode: z.enum(['full', 'incremental']).optional(),
+});
+export type SyncJobResult = z.infer<typeof SyncJobResultSchema>;
+
+/** `deadline` (epoch ms): past it nobody awaits the answer any more, so the worker drops the job unrun. */
+const deadline = z.number().int().positive();
+export const LiveFetchJobSchema = LiveFetchRequestSchema.extend({ deadline });
+export const ActionInvokeJobSchema = ActionInvokeRequestSchema.extend({ deadline });
+export const LiveJobSchema = z.discriminatedUnion('kind', [LiveFetchJobSchema, ActionInvokeJobSchema]);
+export type LiveJob = z.infer<typeof LiveJobSchema>;
+
+/**
+ * A live job always completes with one of these: the source's answer, or a failure message that is safe
+ * to show an agent (never a stack, a URL with a credential, or a raw provider body).
+ */
+export const LiveJobResultSchema = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('answered'), value: z.unknown() }),
+  z.object({ status: z.literal('failed'), message: z.string() }),
+]);
+export type LiveJobResult = z.infer<typeof LiveJobResultSchema>;
+
+/** Backoff type the sync-worker implements (exponential with jitter from its configured base). */
+export const SOURCE_BACKOFF = 'source-backoff';
+
+export const QUEUES = {
+  sync: {
+    name: 'sync',
+    jobs: { sync: SyncJobSchema },
+    defaultJobOptions: {
+      attempts: 5,
+      backoff: { type: SOURCE_BACKOFF },
+      removeOnComplete: { age: 24 * 3600, count: 1000 },
+      removeOnFail: { age: 7 * 24 * 3600, count: 1000 },
+    } satisfies JobsOptions,
+  },
+  live: {
+    name: 'live',
+    jobs: { fetch_live: LiveFetchJobSchema, invoke_action: ActionInvokeJobSchema },
+    // Never retried: an action must not run twice, and a caller that timed out has gone. Finished jobs
+    // stay a few minutes so that a caller whose wait began after the finish still reads the answer.
+    defaultJobOptions: {
+      attempts: 1,
+      removeOnComplete: { age: 300, count: 10_000 },
+      removeOnFail: { age: 300, count: 10_000 },
+    } satisfies JobsOptions,
+  },
+} as const;
+
+export type QueueName = keyof typeof QUEUES;
+export type JobNameOf<Q extends QueueName> = keyof (typeof QUEUES)[Q]['jobs'] & string;
+
+/** The payload schema of a job; an unknown queue or job name throws rather than being skipped. */
+export function jobSchema(queue: string, job: string): z.ZodType {
+  const entry = (QUEUES as Record<string, { jobs: Record<string, z.ZodType> }>)[queue];
+  if (!entry) throw new Error(`unknown queue '${queue}'`);
+  const schema = entry.jobs[job];
+  if (!schema) throw new Error(`unknown job '${job}' on queue '${queue}'`);
+  return schema;
+}
+
+/** The job scheduler of one connection's periodic sync. */
+export function syncSchedulerId(connectionId: string): string {
+  return `connection:${connectionId}`;
+}

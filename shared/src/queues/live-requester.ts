@@ -1,0 +1,110 @@
+import type { Job, Queue, QueueEvents } from 'bullmq';
+import { z } from 'zod';
+import { HttpError, UpstreamError } from '../http/index.ts';
+import {
+  ActionResultSchema,
+  LiveFetchResultSchema,
+  type ActionInvokeRequest,
+  type ActionResult,
+  type LiveFetchRequest,
+  type LiveFetchResult,
+  type LiveRequester,
+} from '../live/index.ts';
+import type { Logger } from '../logger/index.ts';
+import type { RedisSettings } from '../redis/index.ts';
+import { LiveJobResultSchema, LiveJobSchema, type LiveJob } from './job-catalogue.ts';
+import { openQueue, openQueueEvents } from './queue-connections.ts';
+
+export const liveConfig = z.object({
+  /** How long a caller awaits a live read or an action before giving up, in milliseconds; default 20000. */
+  LIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(20_000),
+});
+
+/** A live request that did not come back in time; safe to show an agent. */
+export class LiveTimeoutError extends HttpError {
+  constructor(seconds: number, kind: LiveJob['kind']) {
+    super(
+      504,
+      'live_timeout',
+      kind === 'invoke_action'
+        ? `the action was not confirmed within ${seconds} s; it may still be carried out by the source`
+        : `the source did not answer within ${seconds} s`,
+    );
+  }
+}
+
+export type LiveRequesterDeps = {
+  queue: Queue;
+  events: QueueEvents;
+  log: Logger;
+  /** Default 20000 ms. */
+  timeoutMs?: number;
+};
+
+/**
+ * The producer side of the `live` queue (design 4.8): each request is one job, never retried, awaited
+ * with a timeout. A worker always completes a live job with an answer or a safe failure message, which
+ * comes back here as an `UpstreamError`; a timeout is a `LiveTimeoutError`. A request still waiting when
+ * the caller gives up is removed, and carries a deadline past which a worker drops it unrun.
+ */
+export function createLiveRequesterFrom({ queue, events, log, timeoutMs = 20_000 }: LiveRequesterDeps): LiveRequester {
+  async function run(request: LiveJob extends infer J ? Omit<J, 'deadline'> : never): Promise<unknown> {
+    const job: LiveJob = LiveJobSchema.parse({ ...request, deadline: Date.now() + timeoutMs });
+    const added: Job = await queue.add(job.kind, job);
+    let raw: unknown;
+    try {
+      raw = await added.waitUntilFinished(events, timeoutMs);
+    } catch (error) {
+      if (/timed out/.test((error as Error).message)) {
+        // Still waiting means no worker took it: take it back so it never runs after the caller gave up.
+        await added.remove().catch(() => undefined);
+        throw new LiveTimeoutError(Math.round(timeoutMs / 100) / 10, job.kind);
+      }
+      log.error({ err: error, jobId: added.id, kind: job.kind }, 'live job failed in the worker');
+      throw new UpstreamError('the live request failed in the sync-worker');
+    }
+    const result = LiveJobResultSchema.safeParse(raw);
+    if (!result.success) {
+      log.error({ jobId: added.id, kind: job.kind }, 'live job returned an unexpected shape');
+      throw new UpstreamError('the live request failed in the sync-worker');
+    }
+    if (result.data.status === 'failed') throw new UpstreamError(result.data.message);
+    return result.data.value;
+  }
+
+  return {
+    async fetchLive(request: Omit<LiveFetchRequest, 'kind'>): Promise<LiveFetchResult> {
+      return LiveFetchResultSchema.parse(await run({ ...request, kind: 'fetch_live' }));
+    },
+    async invokeAction(request: Omit<ActionInvokeRequest, 'kind'>): Promise<ActionResult> {
+      return ActionResultSchema.parse(await run({ arguments: {}, ...request, kind: 'invoke_action' }));
+    },
+  };
+}
+
+/**
+ * Opens the `live` producer queue and its QueueEvents and returns a `LiveRequester` with `close()`.
+ * The gateway and the Console each hold one for `fetch_live` and `invoke_action`.
+ */
+export async function createLiveRequester(
+  settings: RedisSettings,
+  log: Logger,
+  options: { timeoutMs?: number } = {},
+): Promise<LiveRequester & { close(): Promise<void> }> {
+  const queue = await openQueue(settings, 'live', log);
+  let events: QueueEvents;
+  try {
+    events = await openQueueEvents(settings, 'live', log);
+  } catch (error) {
+    await queue.close();
+    throw error;
+  }
+  const requester = createLiveRequesterFrom({ queue, events, log, timeoutMs: options.timeoutMs });
+  return {
+    ...requester,
+    async close() {
+      await events.close();
+      await queue.close();
+    },
+  };
+}
