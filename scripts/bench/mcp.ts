@@ -50,8 +50,8 @@ const fragment = pageSql(planQuery(findObject('finance.transaction') as ObjectDe
 const benchSql = JSON.stringify({ text: fragment.sql.replaceAll('$slonik_', '$'), values: fragment.values });
 
 const children: ChildProcess[] = [];
-async function start(entry: string, env: Record<string, string>, readyText: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.join(root, entry)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+async function start(entry: string, env: Record<string, string>, readyText: string, nodeArgs: string[] = []): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, entry)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${entry} exited with ${code}`)));
@@ -86,7 +86,8 @@ async function load(total: number, call: (loop: number) => Promise<void>) {
 
 const gatewayEnv = await serviceEnv();
 await start('services/audit-writer/src/main.ts', gatewayEnv, '"audit-writer ready"');
-const gateway = await start('services/gateway/src/main.ts', gatewayEnv, '"gateway ready"');
+// BENCH_GATEWAY_NODE_ARGS (e.g. --cpu-prof) profiles the gateway under this load.
+const gateway = await start('services/gateway/src/main.ts', gatewayEnv, '"gateway ready"', (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean));
 const gatewayUrl = `http://127.0.0.1:${gatewayEnv.MCP_HTTP_PORT}/mcp`;
 const barePort = String(await freePort());
 await start('scripts/bench/peers/bare-sdk-server.ts', { DATABASE_URL: url, PORT: barePort, BENCH_SQL: benchSql }, 'ready');
@@ -94,6 +95,21 @@ const fastifyPort = String(await freePort());
 await start('scripts/bench/peers/plain-fastify-server.ts', { DATABASE_URL: url, PORT: fastifyPort, BENCH_SQL: benchSql }, 'ready');
 
 const rssIdle0 = rssMb(gateway.pid as number);
+// Idle sessions on the fresh gateway, before any load: 0, 100 and 512.
+const idle: string[] = [];
+const openIdle = async (count: number) => {
+  while (idle.length < count) idle.push(...(await Promise.all(Array.from({ length: Math.min(32, count - idle.length) }, () => openSession(gatewayUrl, key)))));
+};
+const memory: Array<Record<string, string | number>> = [{ state: '0 sessions (before any call)', rss_mb: ms(rssIdle0) }];
+await openIdle(100);
+memory.push({ state: '100 idle sessions', rss_mb: ms(rssMb(gateway.pid as number)) });
+await openIdle(512);
+memory.push({ state: '512 idle sessions', rss_mb: ms(rssMb(gateway.pid as number)) });
+memory.push({ state: 'cost of 512 idle sessions', rss_mb: ms(rssMb(gateway.pid as number) - rssIdle0) });
+printTable('gateway resident memory (target: 512 idle sessions under 150 MB)', memory);
+
+for (const id of idle.splice(0)) await fetch(gatewayUrl, { method: 'DELETE', headers: { 'mcp-session-id': id } }).then((r) => r.text());
+
 const targets = {
   'gateway (auth, grant, audit)': async () => {
     const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => openSession(gatewayUrl, key)));
@@ -121,22 +137,7 @@ for (const [name, prepare] of Object.entries(targets)) {
 rows.push({ target: 'gateway / bare SDK', 'calls/s': ms((results['gateway (auth, grant, audit)'] ?? 0) / (results['bare SDK server'] ?? 1)), p50_ms: '', p99_ms: '' });
 printTable(`bench:mcp — query tool over ${SESSIONS} sessions, ${CALLS} calls each (target: gateway ≥ 0.8 × bare SDK)`, rows);
 
-// Idle sessions: the throughput sessions stay open (32); add up to 100 and 512.
-const idle: string[] = [];
-const openIdle = async (count: number) => {
-  while (idle.length < count) idle.push(...(await Promise.all(Array.from({ length: Math.min(32, count - idle.length) }, () => openSession(gatewayUrl, key)))));
-};
-const memory: Array<Record<string, string | number>> = [{ state: '0 sessions (before any call)', rss_mb: ms(rssIdle0) }];
-// The 32 throughput sessions stay open and count toward the totals below.
-await openIdle(100 - SESSIONS);
-memory.push({ state: '100 idle sessions', rss_mb: ms(rssMb(gateway.pid as number)) });
-await openIdle(512 - SESSIONS);
-memory.push({ state: '512 idle sessions', rss_mb: ms(rssMb(gateway.pid as number)) });
-memory.push({ state: 'cost of 512 idle sessions', rss_mb: ms(rssMb(gateway.pid as number) - rssIdle0) });
-printTable('gateway resident memory (target: 512 idle sessions under 150 MB)', memory);
-
 if (SOAK_CALLS > 0) {
-  for (const id of idle.splice(0)) await fetch(gatewayUrl, { method: 'DELETE', headers: { 'mcp-session-id': id } }).then((r) => r.text());
   const before = rssMb(gateway.pid as number);
   const call = await targets['gateway (auth, grant, audit)']();
   const { perSecond } = await load(SOAK_CALLS, call);
