@@ -21,6 +21,7 @@ import { registerHealthzRoute } from './routes/healthz.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
 import { registerMirrorRoutes } from './routes/mirror.ts';
 import { registerOperatorReadRoutes } from './routes/operator-reads.ts';
+import { registerStatusRoute } from './routes/status.ts';
 
 export type ConsoleAppDeps = {
   config: ConsoleConfig;
@@ -63,6 +64,7 @@ export function buildApp({ config, log, db, redis, now, live, audit: givenAudit,
   registerAuditRoutes(app, { db });
   registerMirrorRoutes(app, { reads, resolveAuthorization: (header) => resolver.resolveAuthorization(header, now?.()) });
   registerOperatorReadRoutes(app, { reads });
+  registerStatusRoute(app, { db, redis, settings: config, log });
   if (sources) {
     const deps = createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES });
     registerConnectionRoutes(app, deps.connections);

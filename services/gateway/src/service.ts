@@ -1,6 +1,7 @@
 import type { Logger } from '@pcg/shared/logger';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import { createLiveRequester } from '@pcg/shared/queues';
+import { startHeartbeat } from '@pcg/shared/status';
 import { buildApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
 import { registerMcpGateway } from './mcp/mcp-gateway.ts';
@@ -27,12 +28,14 @@ export async function startGateway(config: GatewayConfig, log: Logger): Promise<
     await infra.close();
     throw error;
   });
+  const heartbeat = startHeartbeat(infra.redis, () => ({ address: `${address}/mcp`, sessions: mcp.registry.size }));
   return {
     ...infra,
     address,
     sessions: mcp.registry,
     async close() {
       // Stop taking requests, end the sessions (their streams would hold app.close open), then release.
+      await heartbeat.stop();
       const closing = app.close();
       await mcp.close();
       await closing;

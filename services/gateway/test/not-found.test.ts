@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
-import { createCapturingLogger, useTestEnvironment } from '@pcg/shared/testing';
+import { readHeartbeat } from '@pcg/shared/status';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
 import { gatewayConfigSchema } from '../src/config.ts';
 import { JSONRPC_ERRORS } from '../src/mcp/jsonrpc-errors.ts';
 import { startGateway, type RunningGateway } from '../src/service.ts';
@@ -34,5 +35,12 @@ describe('gateway agent port, bridge off', () => {
       error: { code: JSONRPC_ERRORS.notFound.code, message: JSONRPC_ERRORS.notFound.message },
       id: null,
     });
+  });
+});
+
+describe('gateway heartbeat', () => {
+  it('tells the Console it serves MCP, with its address', async () => {
+    const beat = await waitFor(() => readHeartbeat(testEnv.redis).then((value) => value ?? undefined), 5_000, 'a heartbeat');
+    expect(beat.address).toBe(`${gateway.address}/mcp`);
   });
 });
