@@ -1,24 +1,9 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { ensureDatabase, openDatabase, runMigrations } from '@pcg/shared/db';
+import { openDatabase } from '@pcg/shared/db';
 import { seedDemo } from './demo/seed.ts';
-import { LaunchError, resolvePostgres } from './local-services/index.ts';
+import { withResolvedDatabase } from './local-services/index.ts';
 
-const root = path.resolve(import.meta.dirname, '..');
-if (existsSync(path.join(root, '.env'))) process.loadEnvFile(path.join(root, '.env'));
-
-const postgres = await resolvePostgres({
-  env: process.env,
-  dataDir: path.resolve(root, process.env.DATA_DIR || 'data'),
-  log: (line) => console.log(line),
-}).catch((error: unknown) => {
-  console.error(error instanceof LaunchError ? error.message : error);
-  process.exit(1);
-});
-try {
-  await ensureDatabase(postgres.url);
-  await runMigrations(postgres.url);
-  const db = await openDatabase(postgres.url);
+await withResolvedDatabase(async (databaseUrl) => {
+  const db = await openDatabase(databaseUrl);
   try {
     const started = Date.now();
     const counts = await seedDemo(db);
@@ -27,6 +12,4 @@ try {
   } finally {
     await db.end();
   }
-} finally {
-  await postgres.stop?.();
-}
+});

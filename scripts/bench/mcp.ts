@@ -4,12 +4,13 @@ import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
 import { DEFAULT_REDIS_URL } from '@pcg/shared/config';
-import { ensureDatabase, openDatabase, runMigrations } from '@pcg/shared/db';
+import { openDatabase } from '@pcg/shared/db';
 import { planQuery, QueryInputSchema } from '@pcg/shared/query';
 import { findObject, type ObjectDef } from '@pcg/shared/sectors';
 import { createTestAgent } from '@pcg/shared/testing';
 import { pageSql } from '../../shared/src/query/query-sql.ts';
-import { freePort, resolvePostgres, withDatabase } from '../local-services/index.ts';
+import { freePort } from '../local-services/index.ts';
+import { openBenchDatabase } from './bench-database.ts';
 import { callTool, openSession } from './mcp-client.ts';
 import { ms, printTable, summarize, timed } from './stats.ts';
 
@@ -26,13 +27,8 @@ const root = path.resolve(import.meta.dirname, '../..');
 const database = 'pcg_bench_mcp';
 const redisUrl = process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
 
-const server = await resolvePostgres({ env: process.env, dataDir: path.join(root, 'data'), log: console.log });
-const url = withDatabase(server.url, database);
-const admin = new pg.Client({ connectionString: withDatabase(server.url, 'postgres') });
-await admin.connect();
-await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-await ensureDatabase(url);
-await runMigrations(url);
+const bench = await openBenchDatabase(database);
+const url = bench.url;
 const raw = new pg.Pool({ connectionString: url });
 await raw.query(`INSERT INTO connections (id, user_id, provider, sector) VALUES ('00000000-0000-0000-0000-00000000b0b0', 1, 'bench', 'finance')`);
 await raw.query(`
@@ -150,6 +146,4 @@ if (SOAK_CALLS > 0) {
 for (const child of children) child.kill('SIGTERM');
 await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
 await raw.end();
-await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-await admin.end();
-await server.stop?.();
+await bench.drop();

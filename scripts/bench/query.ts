@@ -1,9 +1,9 @@
 import pg from 'pg';
-import { ensureDatabase, openDatabase, runMigrations } from '@pcg/shared/db';
+import { openDatabase } from '@pcg/shared/db';
 import { createQueryEngine, planQuery, QueryInputSchema } from '@pcg/shared/query';
 import { findObject, type ObjectDef } from '@pcg/shared/sectors';
 import { aggregateSql, pageSql } from '../../shared/src/query/query-sql.ts';
-import { resolvePostgres, withDatabase } from '../local-services/index.ts';
+import { openBenchDatabase } from './bench-database.ts';
 import { ms, printTable, summarize, timed } from './stats.ts';
 
 /**
@@ -15,13 +15,8 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
 const database = 'pcg_bench_query';
 
-const server = await resolvePostgres({ env: process.env, dataDir: 'data', log: console.log });
-const url = withDatabase(server.url, database);
-const admin = new pg.Client({ connectionString: withDatabase(server.url, 'postgres') });
-await admin.connect();
-await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-await ensureDatabase(url);
-await runMigrations(url);
+const bench = await openBenchDatabase(database);
+const url = bench.url;
 const db = await openDatabase(url);
 const raw = new pg.Pool({ connectionString: url, max: 10 });
 
@@ -87,6 +82,4 @@ printTable(`bench:query — ${ROWS.toLocaleString()} transactions, ${ITERATIONS}
 
 await raw.end();
 await db.end();
-await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-await admin.end();
-await server.stop?.();
+await bench.drop();

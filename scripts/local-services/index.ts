@@ -2,3 +2,4 @@ export * from './embedded-postgres.ts';
 export * from './probe.ts';
 export * from './redis-server.ts';
 export * from './resolve-services.ts';
+export * from './resolved-database.ts';

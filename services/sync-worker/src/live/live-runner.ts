@@ -3,18 +3,11 @@ import { CredentialsCipherError, openCredentials } from '@pcg/shared/crypto';
 import type { Logger } from '@pcg/shared/logger';
 import type { LiveJob, LiveJobResult } from '@pcg/shared/queues';
 import type { ConnectorContext } from '../connectors/connector-types.ts';
-import type { ConnectorRegistry } from '../connectors/registry.ts';
 import { LiveRequestError, SourceAuthError, SourceError, SourceRateLimitedError, SourceRejectedError } from '../connectors/source-errors.ts';
-import type { ConnectionStore } from '../sync/connection-store.ts';
+import type { SyncRunnerDeps } from '../sync/sync-runner.ts';
 
-export type LiveRunnerDeps = {
-  store: ConnectionStore;
-  registry: ConnectorRegistry;
-  credentialsKey: Buffer;
-  unschedule(connectionId: string): Promise<void>;
-  log: Logger;
-  requestTimeoutMs: number;
-};
+/** The same dependencies as a sync: the connection store, the connectors and the credentials key. */
+export type LiveRunnerDeps = SyncRunnerDeps;
 
 const GATEWAY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

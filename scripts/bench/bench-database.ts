@@ -1,0 +1,26 @@
+import path from 'node:path';
+import pg from 'pg';
+import { ensureDatabase, runMigrations } from '@pcg/shared/db';
+import { resolvePostgres, withDatabase } from '../local-services/index.ts';
+
+/**
+ * A migrated database of a benchmark's own on the Postgres `npm start` would use; `drop()` removes it
+ * (and stops an embedded Postgres the bench started).
+ */
+export async function openBenchDatabase(name: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const server = await resolvePostgres({ env: process.env, dataDir: path.resolve(import.meta.dirname, '../../data'), log: console.log });
+  const url = withDatabase(server.url, name);
+  const admin = new pg.Client({ connectionString: withDatabase(server.url, 'postgres') });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  await ensureDatabase(url);
+  await runMigrations(url);
+  return {
+    url,
+    async drop() {
+      await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+      await admin.end();
+      await server.stop?.();
+    },
+  };
+}
