@@ -11,6 +11,7 @@ import { createQueryEngine } from '@pcg/shared/query';
 import type { SyncProducer } from '@pcg/shared/queues';
 import { createReadService } from '@pcg/shared/reads';
 import type { Redis } from '@pcg/shared/redis';
+import { createSettingsEventPublisher, createSettingsService } from '@pcg/shared/settings';
 import type { ConsoleConfig } from './config.ts';
 import { createSourcesDeps } from './connections/index.ts';
 import { registerHostCheck } from './host-check/host-check.ts';
@@ -21,6 +22,7 @@ import { registerHealthzRoute } from './routes/healthz.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
 import { registerMirrorRoutes } from './routes/mirror.ts';
 import { registerOperatorReadRoutes } from './routes/operator-reads.ts';
+import { registerSettingsRoutes } from './routes/settings.ts';
 import { registerStatusRoute } from './routes/status.ts';
 
 export type ConsoleAppDeps = {
@@ -65,6 +67,7 @@ export function buildApp({ config, log, db, redis, now, live, audit: givenAudit,
   registerMirrorRoutes(app, { reads, resolveAuthorization: (header) => resolver.resolveAuthorization(header, now?.()) });
   registerOperatorReadRoutes(app, { reads });
   registerStatusRoute(app, { db, redis, settings: config, log });
+  registerSettingsRoutes(app, { settings: createSettingsService({ db, events: createSettingsEventPublisher(redis, config), audit, log }) });
   if (sources) {
     const deps = createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES });
     registerConnectionRoutes(app, deps.connections);

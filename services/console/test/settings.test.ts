@@ -1,0 +1,210 @@
+import type { FastifyInstance } from 'fastify';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '@pcg/shared/config';
+import { createPool, loadOrCreateSecret, sql } from '@pcg/shared/db';
+import { createRedis, type Redis } from '@pcg/shared/redis';
+import { PUBLIC_ORIGIN_RULES, SET_PUBLIC_ORIGIN_TOOL, SETTINGS_RULES } from '@pcg/shared/settings';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { buildApp } from '../src/app.ts';
+import { consoleConfigSchema } from '../src/config.ts';
+import { FORBIDDEN_HOST_BODY } from '../src/host-check/host-fns.ts';
+import { collectingAudit } from './helpers.ts';
+
+const testEnv = useTestEnvironment();
+const audit = collectingAudit();
+const EVENT = '{"setting":"public_origin"}';
+const published: string[] = [];
+let app: FastifyInstance;
+let subscriber: Redis;
+let lastRequestId: string | undefined;
+let savedCount = 0;
+
+const configFor = () => loadConfig(consoleConfigSchema, testEnv.env());
+
+beforeAll(async () => {
+  app = buildApp({ config: configFor(), log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis, audit: audit.recorder });
+  app.addHook('onRequest', async (request) => {
+    lastRequestId = request.id;
+  });
+  await app.ready();
+  subscriber = createRedis({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix }, 'subscriber');
+  subscriber.on('message', (_channel: string, message: string) => published.push(message));
+  await subscriber.subscribe(`${testEnv.redisPrefix}settings-events`);
+});
+afterAll(async () => {
+  await subscriber.quit();
+  await app.close();
+});
+beforeEach(async () => {
+  await testEnv.db.query(sql.unsafe`DELETE FROM settings WHERE name = 'public_origin'`);
+  audit.events.length = 0;
+});
+// Every successful PUT publishes once; wait for them all so no test sees another's event.
+afterEach(async () => {
+  await waitFor(() => (published.length >= savedCount ? true : undefined), 5_000, 'settings events');
+});
+
+type Json = Record<string, unknown>;
+const get = () => app.inject({ method: 'GET', url: '/api/settings' });
+const put = async (body: unknown) => {
+  const response = await app.inject({ method: 'PUT', url: '/api/settings', payload: body as Json });
+  if (response.statusCode === 200) savedCount += 1;
+  return response;
+};
+const stored = async () => (await get()).json<Json>().publicOrigin;
+const expect400 = async (body: unknown, error: string) => {
+  const response = await put(body);
+  expect(response.statusCode).toBe(400);
+  expect(response.json()).toEqual({ error, code: 'validation_failed' });
+};
+
+describe('GET /api/settings', () => {
+  it('starts with no public origin (bridge off)', async () => {
+    const response = await get();
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ publicOrigin: null, mcpUrl: null });
+  });
+
+  it('never serves the secret rows of settings', async () => {
+    const secret = (await loadOrCreateSecret(testEnv.db, 'query_cursor_key')).toString('base64');
+    await loadOrCreateSecret(testEnv.db, 'audit_cursor_key');
+    expect((await put({ publicOrigin: 'https://pcg.example.com' })).statusCode).toBe(200);
+    const response = await get();
+    expect(Object.keys(response.json<Json>()).sort()).toEqual(['mcpUrl', 'publicOrigin']);
+    expect(response.body).not.toContain(secret);
+    expect(response.body).not.toMatch(/cursor_key/);
+  });
+
+  it('fails loudly rather than serve a stored value that is not a normalised origin', async () => {
+    await testEnv.db.query(sql.unsafe`
+      INSERT INTO settings (user_id, name, value) VALUES (1, 'public_origin', ${sql.jsonb('https://pcg.example.com/mcp')})`);
+    const response = await get();
+    expect(response.statusCode).toBe(500);
+    expect(response.json()).toEqual({ error: 'internal error', code: 'internal' });
+  });
+});
+
+describe('PUT /api/settings (spec 5 rule 8)', () => {
+  it('saves the normalised origin and answers it with the address for hosted agents', async () => {
+    const response = await put({ publicOrigin: 'https://PCG.Example.com:443/' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ publicOrigin: 'https://pcg.example.com', mcpUrl: 'https://pcg.example.com/mcp' });
+    expect((await get()).json()).toEqual({ publicOrigin: 'https://pcg.example.com', mcpUrl: 'https://pcg.example.com/mcp' });
+  });
+
+  it('keeps a non-default port', async () => {
+    expect((await put({ publicOrigin: 'https://pcg.example.com:8443' })).json()).toEqual({
+      publicOrigin: 'https://pcg.example.com:8443',
+      mcpUrl: 'https://pcg.example.com:8443/mcp',
+    });
+  });
+
+  it('clears the origin with null (bridge off)', async () => {
+    await put({ publicOrigin: 'https://pcg.example.com' });
+    const response = await put({ publicOrigin: null });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ publicOrigin: null, mcpUrl: null });
+    expect((await get()).json()).toEqual({ publicOrigin: null, mcpUrl: null });
+  });
+
+  it.each([
+    ['a path', 'https://pcg.example.com/mcp', PUBLIC_ORIGIN_RULES.originOnly([PUBLIC_ORIGIN_RULES.parts.path('/mcp')], 'https://pcg.example.com')],
+    ['an empty query', 'https://pcg.example.com?', PUBLIC_ORIGIN_RULES.originOnly([PUBLIC_ORIGIN_RULES.parts.query('')], 'https://pcg.example.com')],
+    ['http on a public host', 'http://pcg.example.com', PUBLIC_ORIGIN_RULES.httpsRequired('https://pcg.example.com')],
+    ['an empty string', '', PUBLIC_ORIGIN_RULES.notAnOrigin],
+  ])('refuses %s with the parser message, keeping the stored value and leaving no audit row', async (_label, publicOrigin, error) => {
+    await put({ publicOrigin: 'https://kept.example' });
+    audit.events.length = 0;
+    await expect400({ publicOrigin }, error);
+    expect(await stored()).toBe('https://kept.example');
+    expect(audit.events).toEqual([]);
+  });
+
+  it.each([
+    ['an unknown field', { publicOrigin: null, bridge: true }, SETTINGS_RULES.unknownFields(['bridge'])],
+    ['serviceName, pointing at SERVICE_NAME', { publicOrigin: null, serviceName: 'my-gateway' }, SETTINGS_RULES.unknownFields(['serviceName'])],
+    ['a missing publicOrigin', {}, `'publicOrigin' ${SETTINGS_RULES.publicOriginType}`],
+    ['a publicOrigin that is not a string', { publicOrigin: 443 }, `'publicOrigin' ${SETTINGS_RULES.publicOriginType}`],
+  ])('refuses %s', async (_label, body, error) => {
+    await expect400(body, `invalid body: ${error}`);
+    expect(audit.events).toEqual([]);
+  });
+
+  it('says where the service name is set', () => {
+    expect(SETTINGS_RULES.unknownFields(['serviceName'])).toBe(
+      'unknown field "serviceName"; allowed fields: publicOrigin (the service name is set by the SERVICE_NAME environment variable, not here)',
+    );
+  });
+
+  it('records one operator audit row for each save and each clear', async () => {
+    const saved = await put({ publicOrigin: 'https://pcg.example.com/' });
+    const savedId = lastRequestId;
+    const cleared = await put({ publicOrigin: null });
+    const clearedId = lastRequestId;
+    expect([saved.statusCode, cleared.statusCode]).toEqual([200, 200]);
+    const row = { agentId: 'operator', tool: SET_PUBLIC_ORIGIN_TOOL, sector: null, decision: 'allow', outcome: 'ok' };
+    expect(audit.events).toEqual([
+      { ...row, args: { publicOrigin: 'https://pcg.example.com' }, requestId: savedId },
+      { ...row, args: { publicOrigin: null }, requestId: clearedId },
+    ]);
+    expect(SET_PUBLIC_ORIGIN_TOOL).toBe('set_public_origin');
+  });
+
+  it('publishes {"setting":"public_origin"} on <prefix>settings-events after each save', async () => {
+    const before = published.length;
+    await put({ publicOrigin: 'https://pcg.example.com' });
+    await waitFor(() => (published.length >= before + 1 ? true : undefined), 5_000, 'first event');
+    await put({ publicOrigin: null });
+    await waitFor(() => (published.length >= before + 2 ? true : undefined), 5_000, 'second event');
+    expect(published.slice(before)).toEqual([EVENT, EVENT]);
+  });
+});
+
+describe('when saving cannot complete', () => {
+  it('keeps the change when the event cannot be published, and logs a warning', async () => {
+    const { log, lines } = createCapturingLogger('console');
+    const deadRedis = createRedis({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix }, 'commands');
+    await deadRedis.quit();
+    const offline = buildApp({ config: configFor(), log, db: testEnv.db, redis: deadRedis, audit: audit.recorder });
+    try {
+      const response = await offline.inject({ method: 'PUT', url: '/api/settings', payload: { publicOrigin: 'https://pcg.example.com' } });
+      expect(response.statusCode).toBe(200);
+      expect(await stored()).toBe('https://pcg.example.com');
+      const warning = lines().map((line) => JSON.parse(line) as Json).find((line) => line.msg === 'settings event not published');
+      expect(warning).toMatchObject({ level: 40, setting: 'public_origin' });
+      expect(audit.events).toMatchObject([{ tool: SET_PUBLIC_ORIGIN_TOOL, outcome: 'ok' }]);
+    } finally {
+      await offline.close();
+    }
+  });
+
+  it('answers 500 and records the act with outcome error when the write fails', async () => {
+    const deadDb = await createPool(testEnv.databaseUrl, { maximumPoolSize: 1 });
+    await deadDb.end();
+    const offline = buildApp({ config: configFor(), log: createCapturingLogger('console').log, db: deadDb, redis: testEnv.redis, audit: audit.recorder });
+    try {
+      const response = await offline.inject({ method: 'PUT', url: '/api/settings', payload: { publicOrigin: 'https://pcg.example.com' } });
+      expect(response.statusCode).toBe(500);
+      expect(response.json()).toEqual({ error: 'internal error', code: 'internal' });
+      expect(await stored()).toBeNull();
+      expect(audit.events).toMatchObject([{ tool: SET_PUBLIC_ORIGIN_TOOL, args: { publicOrigin: 'https://pcg.example.com' }, outcome: 'error' }]);
+    } finally {
+      await offline.close();
+    }
+  });
+});
+
+describe('the Console Host check', () => {
+  it.each(['GET', 'PUT'] as const)('refuses %s /api/settings from another Host with 403 {"error":"forbidden host"}', async (method) => {
+    const response = await app.inject({
+      method,
+      url: '/api/settings',
+      headers: { host: 'evil.example' },
+      ...(method === 'PUT' ? { payload: { publicOrigin: 'https://evil.example' } } : {}),
+    });
+    expect(response.statusCode).toBe(403);
+    expect(response.body).toBe(JSON.stringify(FORBIDDEN_HOST_BODY));
+    expect(await stored()).toBeNull();
+    expect(audit.events).toEqual([]);
+  });
+});

@@ -1,0 +1,5 @@
+export * from './public-origin.ts';
+export * from './settings-types.ts';
+export * from './settings-queries.ts';
+export * from './settings-events.ts';
+export * from './settings-service.ts';
