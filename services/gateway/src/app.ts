@@ -7,8 +7,9 @@ import { JSONRPC_ERRORS, jsonRpcErrorBody } from './mcp/jsonrpc-errors.ts';
  * The agent port's fastify instance. Every answer here is JSON-RPC shaped, errors included, because
  * MCP clients parse whatever comes back from this port; nothing answers a protocol question with 5xx.
  */
-export function buildApp({ log }: { log: Logger }): FastifyInstance {
-  const app = createHttpApp(log, { bodyLimit: 1024 * 1024 });
+export function buildApp({ log, trustedProxies = [] }: { log: Logger; trustedProxies?: readonly string[] }): FastifyInstance {
+  // `request.ip` believes X-Forwarded-For only from these proxies (spec 8: the bridge rate limiter's key).
+  const app = createHttpApp(log, { bodyLimit: 1024 * 1024, trustProxy: trustedProxies.length > 0 ? [...trustedProxies] : false });
 
   app.setNotFoundHandler((_request, reply) => {
     const answer = JSONRPC_ERRORS.notFound;

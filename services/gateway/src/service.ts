@@ -3,6 +3,7 @@ import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import { createLiveRequester } from '@pcg/shared/queues';
 import { startHeartbeat } from '@pcg/shared/status';
 import { buildApp } from './app.ts';
+import { openBridgeSwitch, type BridgeSwitch } from './bridge/bridge-switch.ts';
 import type { GatewayConfig } from './config.ts';
 import { registerMcpGateway } from './mcp/mcp-gateway.ts';
 import type { SessionRegistry } from './mcp/session-registry.ts';
@@ -12,33 +13,48 @@ export type RunningGateway = Infrastructure & {
   address: string;
   /** The live MCP sessions of this gateway. */
   sessions: SessionRegistry;
+  /** The OAuth bridge's switch; `reload()` reads the saved public origin again. */
+  bridge: BridgeSwitch;
 };
 
+/** Opens the parts in order; if one fails, closes what was opened, newest first, and rethrows. */
+async function openInOrder<T>(steps: (opened: Array<{ close(): Promise<void> }>) => Promise<T>): Promise<T> {
+  const opened: Array<{ close(): Promise<void> }> = [];
+  try {
+    return await steps(opened);
+  } catch (error) {
+    for (const resource of opened.reverse()) await resource.close();
+    throw error;
+  }
+}
+
 export async function startGateway(config: GatewayConfig, log: Logger): Promise<RunningGateway> {
-  const infra = await openInfrastructure(config, 'gateway', log);
-  const live = await createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS }).catch(async (error: unknown) => {
-    await infra.close();
-    throw error;
-  });
-  const app = buildApp({ log });
-  const mcp = await registerMcpGateway(app, { config, log, db: infra.db, redis: infra.redis, live });
-  const address = await app.listen({ host: config.BIND_HOST, port: config.MCP_HTTP_PORT }).catch(async (error: unknown) => {
-    await mcp.close();
-    await live.close();
-    await infra.close();
-    throw error;
+  const app = buildApp({ log, trustedProxies: config.MCP_TRUSTED_PROXIES });
+  const { infra, live, bridge, mcp, address } = await openInOrder(async (opened) => {
+    const infra = await openInfrastructure(config, 'gateway', log);
+    opened.push(infra);
+    const live = await createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS });
+    opened.push(live);
+    const bridge = await openBridgeSwitch({ db: infra.db, settings: config, log });
+    opened.push(bridge);
+    const mcp = await registerMcpGateway(app, { config, log, db: infra.db, redis: infra.redis, live, bridge });
+    opened.push(mcp);
+    const address = await app.listen({ host: config.BIND_HOST, port: config.MCP_HTTP_PORT });
+    return { infra, live, bridge, mcp, address };
   });
   const heartbeat = startHeartbeat(infra.redis, () => ({ address: `${address}/mcp`, sessions: mcp.registry.size }));
   return {
     ...infra,
     address,
     sessions: mcp.registry,
+    bridge,
     async close() {
       // Stop taking requests, end the sessions (their streams would hold app.close open), then release.
       await heartbeat.stop();
       const closing = app.close();
       await mcp.close();
       await closing;
+      await bridge.close();
       await live.close();
       await infra.close();
     },

@@ -183,12 +183,26 @@ describe('/mcp answers of spec 7, raw HTTP', () => {
 
   it('ends a session on DELETE; the id is unknown afterwards', async () => {
     const id = await rawInitialize(gateway.address, key);
-    const list = await rawMcp(gateway.address, { headers: { 'mcp-session-id': id }, body: { jsonrpc: '2.0', id: 5, method: 'tools/list' } });
+    const session = { 'mcp-session-id': id, authorization: `Bearer ${key}` };
+    const list = await rawMcp(gateway.address, { headers: session, body: { jsonrpc: '2.0', id: 5, method: 'tools/list' } });
     expect(list.status).toBe(200);
     expect(messageOf(list.text)).toHaveProperty('result.tools');
-    expect((await rawMcp(gateway.address, { method: 'DELETE', headers: { 'mcp-session-id': id } })).status).toBe(200);
-    const after = await rawMcp(gateway.address, { headers: { 'mcp-session-id': id }, body: { jsonrpc: '2.0', id: 6, method: 'tools/list' } });
+    expect((await rawMcp(gateway.address, { method: 'DELETE', headers: session })).status).toBe(200);
+    const after = await rawMcp(gateway.address, { headers: session, body: { jsonrpc: '2.0', id: 6, method: 'tools/list' } });
     expect(after.status).toBe(404);
+  });
+
+  it('answers a live session\'s request that carries no credential with 401 -32001, on POST, GET and DELETE, and keeps the session', async () => {
+    const id = await rawInitialize(gateway.address, key);
+    const bare = { 'mcp-session-id': id };
+    const post = await rawMcp(gateway.address, { headers: bare, body: { jsonrpc: '2.0', id: 8, method: 'tools/list' } });
+    const get = await rawMcp(gateway.address, { method: 'GET', headers: { ...bare, accept: 'text/event-stream' } });
+    const del = await rawMcp(gateway.address, { method: 'DELETE', headers: bare });
+    expect([post.status, get.status, del.status]).toEqual([401, 401, 401]);
+    expect(post.json()).toEqual(errorBody(JSONRPC_ERRORS.unauthorized, 8));
+    expect(post.headers.get('www-authenticate')).toBeNull();
+    const withKey = await rawMcp(gateway.address, { headers: { ...bare, authorization: `Bearer ${key}` }, body: { jsonrpc: '2.0', id: 9, method: 'tools/list' } });
+    expect(withKey.status).toBe(200);
   });
 
   it('does not serve a session to another agent\'s key', async () => {

@@ -14,9 +14,10 @@ beforeAll(async () => {
 });
 afterAll(async () => gateway.close());
 
-const listTools = (id: string, key?: string) =>
+/** tools/list on a session, with the credential every request carries. */
+const listTools = (id: string, key: string) =>
   rawMcp(gateway.address, {
-    headers: { 'mcp-session-id': id, ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    headers: { 'mcp-session-id': id, authorization: `Bearer ${key}` },
     body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
   });
 
@@ -45,9 +46,9 @@ describe('session ends on key events (spec 3.1, design 4.7)', () => {
     expect((await client.callTool({ name: 'describe_context', arguments: {} })).isError).toBeFalsy();
 
     await act(name);
-    await waitFor(async () => ((await listTools(other)).status === 404 ? true : undefined), 1_000, 'the session to end');
+    await waitFor(async () => ((await listTools(other, key)).status === 404 ? true : undefined), 1_000, 'the session to end');
     await expect(client.callTool({ name: 'describe_context', arguments: {} })).rejects.toThrow(/404|Unknown session/);
-    expect((await listTools(bystander)).status).toBe(200);
+    expect((await listTools(bystander, bystanderKey)).status).toBe(200);
   });
 
   it('refuses a new session for a revoked key with access denied: revoked, as an audit reason', async () => {
@@ -62,11 +63,11 @@ describe('session ends on key events (spec 3.1, design 4.7)', () => {
     const key = await createTestAgent(testEnv.db, { name: 'short-lived', sectors: ['finance'], expiresInDays: 1 });
     await testEnv.db.query(sql.unsafe`UPDATE agents SET expires_at = now() + interval '1500 milliseconds' WHERE name = 'short-lived'`);
     const id = await rawInitialize(gateway.address, key);
-    expect((await listTools(id)).status).toBe(200);
+    expect((await listTools(id, key)).status).toBe(200);
     const ended = await waitFor(() => (gateway.sessions.touch(id) === undefined ? Date.now() : undefined), 5_000, 'the expiry timer');
     const expiresAt = await testEnv.db.oneFirst(sql.unsafe`SELECT (extract(epoch FROM expires_at) * 1000)::float8 AS t FROM agents WHERE name = 'short-lived'`);
     expect(ended).toBeGreaterThanOrEqual(Number(expiresAt));
-    expect((await listTools(id)).status).toBe(404);
+    expect((await listTools(id, key)).status).toBe(404);
   });
 
   it('grants an empty sector list a session that every sector check then denies (spec 5 rule 2)', async () => {
@@ -83,7 +84,7 @@ describe('the transport keeps nothing per request (SSE response mode)', () => {
   it('leaves the stream maps empty after a burst of calls', async () => {
     const key = await createTestAgent(testEnv.db, { name: 'bursty', sectors: ['finance'] });
     const id = await rawInitialize(gateway.address, key);
-    await Promise.all(Array.from({ length: 200 }, () => listTools(id)));
+    await Promise.all(Array.from({ length: 200 }, () => listTools(id, key)));
     const transport = gateway.sessions.touch(id)?.transport as unknown as {
       _webStandardTransport: { _streamMapping: Map<unknown, unknown>; _requestToStreamMapping: Map<unknown, unknown>; _requestResponseMap: Map<unknown, unknown> };
     };
@@ -107,12 +108,12 @@ describe('the 512-session cap (spec 3.2, 8)', () => {
       const statuses: number[] = [];
       for (let batch = 0; batch < 16; batch += 1) {
         const answers = await Promise.all(ids.slice(batch * 32, batch * 32 + 32).map((id) =>
-          rawMcp(fresh.address, { headers: { 'mcp-session-id': id }, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' } })));
+          rawMcp(fresh.address, { headers: { 'mcp-session-id': id, authorization: `Bearer ${key}` }, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' } })));
         statuses.push(...answers.map((answer) => answer.status));
       }
       expect(statuses.every((status) => status === 200)).toBe(true);
       // Ending one session frees one place.
-      expect((await rawMcp(fresh.address, { method: 'DELETE', headers: { 'mcp-session-id': ids[0] as string } })).status).toBe(200);
+      expect((await rawMcp(fresh.address, { method: 'DELETE', headers: { 'mcp-session-id': ids[0] as string, authorization: `Bearer ${key}` } })).status).toBe(200);
       expect((await rawMcp(fresh.address, { headers: { authorization: `Bearer ${key}` }, body: INITIALIZE })).status).toBe(200);
     } finally {
       await fresh.close();

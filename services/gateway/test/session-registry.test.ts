@@ -10,6 +10,7 @@ function handle(id: string, agentName: string, expiresAt: string | null = null):
     id,
     grant: grant(agentName, expiresAt),
     credentialHash: 'h',
+    credentialValidUntil: null,
     transport: {} as StreamableHTTPServerTransport,
     closed: 0,
     async close() {

@@ -1,16 +1,24 @@
 import type { FastifyInstance } from 'fastify';
 import type { DatabasePool } from 'slonik';
 import { createAuditProducer, createRefusalThrottle } from '@pcg/shared/audit';
-import { createAgentQueries, createKeyResolver } from '@pcg/shared/grants';
+import { loadOrCreateSecret } from '@pcg/shared/db';
+import { createAgentQueries, createKeyResolver, parseBearer } from '@pcg/shared/grants';
 import type { LiveRequester } from '@pcg/shared/live';
 import type { Logger } from '@pcg/shared/logger';
 import { createQueryEngine } from '@pcg/shared/query';
 import { createActionsService, createReadService } from '@pcg/shared/reads';
 import type { Redis } from '@pcg/shared/redis';
 import type { GatewayConfig } from '../config.ts';
+import { resolveAccessToken } from '../bridge/access-tokens.ts';
+import { bearerChallenge } from '../bridge/bridge-endpoints.ts';
+import { registerBridgeRoutes } from '../bridge/bridge-routes.ts';
+import { isAccessToken } from '../bridge/bridge-secrets.ts';
+import type { BridgeSwitch } from '../bridge/bridge-switch.ts';
+import { createSignInService } from '../bridge/sign-in-service.ts';
+import { createTokenService } from '../bridge/token-service.ts';
 import { listenForAgentEvents } from './agent-events.ts';
 import { toolListing } from './mcp-server-factory.ts';
-import { registerMcpRoutes, type InitializeRefusal } from './mcp-routes.ts';
+import { registerMcpRoutes, type CredentialResult, type InitializeRefusal } from './mcp-routes.ts';
 import { createSessionRegistry } from './session-registry.ts';
 import { actionTools } from './tools/action-tools.ts';
 import { readTools } from './tools/read-tools.ts';
@@ -24,16 +32,22 @@ export type McpGatewayDeps = {
   db: DatabasePool;
   redis: Redis;
   live?: LiveRequester;
+  /** The OAuth bridge's on/off switch (the saved public origin). */
+  bridge: BridgeSwitch;
   now?: () => Date;
 };
 
+/** The settings row holding the HMAC key of the bridge's sign-in forms. */
+const FORM_KEY_SETTING = 'bridge_form_key';
+
 /**
- * Everything behind /mcp: the key resolver, the session registry, the seven tools over the shared
- * services, the audit producer and refusal throttle, and the agent-event listener. Its `close` ends
- * every session and writes what the audit producer still holds.
+ * Everything on the agent port: the key resolver, the session registry, the seven tools over the shared
+ * services, the audit producer and refusal throttle, the agent-event listener, and the OAuth bridge. Its
+ * `close` ends every session and writes what the audit producer still holds.
  */
 export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayDeps) {
-  const { config, log, db, redis, live, now } = deps;
+  const { config, log, db, redis, live, now, bridge } = deps;
+  const clock = now ?? (() => new Date());
   const audit = createAuditProducer({ redis, settings: config, log });
   const throttle = createRefusalThrottle({ redis, recorder: audit, log });
   const resolver = createKeyResolver({ db, log });
@@ -43,10 +57,22 @@ export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayD
   const tools = [...readTools(reads), ...actionTools(actions)];
   const registry = createSessionRegistry({ maxSessions: MAX_SESSIONS, idleMs: config.MCP_SESSION_IDLE_MS, log });
 
+  /** An agent key, or a bridge access token (`pcgat_`) for the same grant row. */
+  async function resolveCredential(header: string | undefined): Promise<CredentialResult> {
+    const credential = parseBearer(header);
+    if (credential.kind === 'none') return { ok: false, reason: 'missing' };
+    if (isAccessToken(credential.token)) {
+      const resolved = await resolveAccessToken(db, credential.token, bridge.current(), clock());
+      return resolved.ok ? { ok: true, grant: resolved.grant, validUntil: resolved.tokenExpiresAt } : resolved;
+    }
+    const resolved = await resolver.resolveKey(credential.token, clock());
+    return resolved.ok ? { ok: true, grant: resolved.grant, validUntil: null } : { ok: false, reason: resolved.reason };
+  }
+
   const onInitializeRefused = (refusal: InitializeRefusal) => {
     // Spec 6: a presented and refused key always leaves a row (through the throttle); a call with no
-    // key leaves one only when the OAuth bridge is on, which it is not yet.
-    if (!refusal.keyPresented) return;
+    // key leaves one only while the OAuth bridge is on.
+    if (!refusal.keyPresented && !bridge.current()) return;
     throttle.record('initialize', {
       agentId: null,
       tool: 'initialize',
@@ -61,10 +87,27 @@ export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayD
   registerMcpRoutes(app, {
     registry,
     server: { serviceName: config.SERVICE_NAME, tools, listing: toolListing(tools), log },
-    resolveAuthorization: (header) => resolver.resolveAuthorization(header, now?.()),
+    resolveAuthorization: resolveCredential,
+    challenge: (refused) => {
+      const endpoints = bridge.current();
+      return endpoints ? bearerChallenge(endpoints, refused === undefined ? undefined : { description: refused }) : undefined;
+    },
+    now: clock,
     currentGeneration: (agentId) => agents.liveGeneration(agentId),
     onInitializeRefused,
     log,
+  });
+  await registerBridgeRoutes(app, {
+    current: () => bridge.current(),
+    signIn: createSignInService({ db, resolver, now }),
+    tokens: createTokenService({ db, replayGraceMs: config.BRIDGE_REFRESH_REPLAY_GRACE_SECONDS * 1000, now }),
+    formKey: await loadOrCreateSecret(db, FORM_KEY_SETTING),
+    serviceName: config.SERVICE_NAME,
+    audit,
+    throttle,
+    redis,
+    log,
+    now,
   });
   const events = await listenForAgentEvents({ settings: config, db, registry, log });
 

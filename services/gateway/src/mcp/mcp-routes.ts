@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { parseBearer, type Grant, type ResolveKeyResult } from '@pcg/shared/grants';
+import { parseBearer, type Grant, type KeyRefusal } from '@pcg/shared/grants';
 import type { Logger } from '@pcg/shared/logger';
 import { JSONRPC_ERRORS, jsonRpcErrorBody, type JsonRpcErrorAnswer } from './jsonrpc-errors.ts';
 import { createMcpServer, type McpServerDeps } from './mcp-server-factory.ts';
@@ -12,10 +12,21 @@ const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 export type InitializeRefusal = { reason: 'missing' | 'unknown agent' | 'revoked' | 'expired' | 'grant changed'; keyPresented: boolean };
 
+/** A credential on /mcp: an agent key, or a bridge access token standing for the same grant. */
+export type CredentialResult =
+  | { ok: true; grant: Grant; /** A bridge token's own expiry; null for an agent key. */ validUntil: string | null }
+  | { ok: false; reason: 'missing' | KeyRefusal };
+
 export type McpRouteDeps = {
   registry: SessionRegistry;
   server: McpServerDeps;
-  resolveAuthorization(header: string | undefined): Promise<ResolveKeyResult>;
+  resolveAuthorization(header: string | undefined): Promise<CredentialResult>;
+  /**
+   * The `WWW-Authenticate` value of a 401 while the OAuth bridge is on (spec 5 rule 4), naming why a
+   * presented credential was refused; undefined while it is off, when a 401 carries no challenge.
+   */
+  challenge(refused?: string): string | undefined;
+  now?: () => Date;
   /** The agent's generation now, or null when it no longer exists; read again after a session starts. */
   currentGeneration(agentId: number): Promise<number | null>;
   /** Records a refused initialize (through the shared throttle). */
@@ -26,6 +37,9 @@ export type McpRouteDeps = {
 function answer(reply: FastifyReply, error: JsonRpcErrorAnswer, id: string | number | null = null) {
   return reply.code(error.status).send(jsonRpcErrorBody(error, id));
 }
+
+/** Why a presented credential was refused, as the challenge's error_description. */
+const refusalText = (reason: KeyRefusal) => `access denied: ${reason}`;
 
 function requestIdOf(body: unknown): string | number | null {
   const id = (body as { id?: unknown } | null)?.id;
@@ -45,6 +59,14 @@ function credentialHash(header: string | undefined): string {
  */
 export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): void {
   const { registry, log } = deps;
+  const now = deps.now ?? (() => new Date());
+
+  /** 401 -32001, with the bridge's challenge when it is on. */
+  function unauthorized(reply: FastifyReply, id: string | number | null, refused?: KeyRefusal) {
+    const challenge = deps.challenge(refused === undefined ? undefined : refusalText(refused));
+    if (challenge) reply.header('www-authenticate', challenge);
+    return answer(reply, JSONRPC_ERRORS.unauthorized, id);
+  }
 
   /** Hands the request to a transport; fastify must not touch the reply afterwards. */
   async function handOver(request: FastifyRequest, reply: FastifyReply, transport: StreamableHTTPServerTransport, body?: unknown) {
@@ -66,7 +88,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     const resolved = await deps.resolveAuthorization(header);
     if (!resolved.ok) {
       deps.onInitializeRefused({ reason: resolved.reason, keyPresented: resolved.reason !== 'missing' });
-      return answer(reply, JSONRPC_ERRORS.unauthorized, requestIdOf(request.body));
+      return unauthorized(reply, requestIdOf(request.body), resolved.reason === 'missing' ? undefined : resolved.reason);
     }
     const grant: Grant = resolved.grant;
     const reservation = registry.reserve(grant.agentName);
@@ -77,7 +99,14 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
-        committed = reservation.commit({ id, grant, credentialHash: credentialHash(header), transport, close: () => server.close() });
+        committed = reservation.commit({
+          id,
+          grant,
+          credentialHash: credentialHash(header),
+          credentialValidUntil: resolved.validUntil,
+          transport,
+          close: () => server.close(),
+        });
       },
     });
     // Set before connect(): the Protocol wraps an existing onclose, and a later assignment would replace it.
@@ -91,7 +120,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         reservation.release();
         await server.close();
         deps.onInitializeRefused({ reason: 'grant changed', keyPresented: true });
-        return answer(reply, JSONRPC_ERRORS.unauthorized, requestIdOf(request.body));
+        return unauthorized(reply, requestIdOf(request.body), 'revoked');
       }
       await handOver(request, reply, transport, request.body);
     } finally {
@@ -118,16 +147,24 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     if (typeof header !== 'string' || !SESSION_ID.test(header)) return answer(reply, JSONRPC_ERRORS.missingSession, requestIdOf(body));
     const session = registry.touch(header.toLowerCase());
     if (!session) return answer(reply, JSONRPC_ERRORS.unknownSession, requestIdOf(body));
+    // The credential comes with every request (MCP authorization: the Authorization header on each one).
     const presented = credentialHash(request.headers.authorization);
-    if (presented !== '' && presented !== session.credentialHash) {
-      // Another credential on this session: accept it only if it resolves to the same grant (a refreshed
-      // bridge token); anyone else is told the session does not exist.
-      const resolved = await deps.resolveAuthorization(request.headers.authorization);
-      if (!resolved.ok || resolved.grant.agentId !== session.grant.agentId || resolved.grant.generation !== session.grant.generation) {
-        return answer(reply, JSONRPC_ERRORS.unknownSession, requestIdOf(body));
-      }
-      registry.rebind(session.id, presented);
+    if (presented === '') return unauthorized(reply, requestIdOf(body));
+    if (presented === session.credentialHash) {
+      // A bridge token past its own hour is refused here too, so the client refreshes it.
+      const validUntil = session.credentialValidUntil;
+      if (validUntil !== null && now().getTime() >= Date.parse(validUntil)) return unauthorized(reply, requestIdOf(body), 'expired');
+      return handOver(request, reply, session.transport, body);
     }
+    // Another credential on this session: accept it only if it resolves to the same grant (a refreshed
+    // bridge token). A refused one gets 401, so the client renews it; another agent is told the session
+    // does not exist.
+    const resolved = await deps.resolveAuthorization(request.headers.authorization);
+    if (!resolved.ok) return unauthorized(reply, requestIdOf(body), resolved.reason === 'missing' ? undefined : resolved.reason);
+    if (resolved.grant.agentId !== session.grant.agentId || resolved.grant.generation !== session.grant.generation) {
+      return answer(reply, JSONRPC_ERRORS.unknownSession, requestIdOf(body));
+    }
+    registry.rebind(session.id, presented, resolved.validUntil);
     return handOver(request, reply, session.transport, body);
   }
 }

@@ -6,8 +6,10 @@ import type { Grant } from '@pcg/shared/grants';
 export type SessionHandle = {
   id: string;
   grant: Grant;
-  /** SHA-256 of the credential that opened the session (hex). */
+  /** SHA-256 of the credential the session accepts (hex): the one that opened it, or a refreshed bridge token. */
   credentialHash: string;
+  /** When that credential stops being accepted: a bridge token's own expiry; null for an agent key. */
+  credentialValidUntil: string | null;
   transport: StreamableHTTPServerTransport;
   /** Ends the transport and the server; must be idempotent. */
   close(): Promise<void>;
@@ -109,9 +111,11 @@ export function createSessionRegistry(options: SessionRegistryOptions) {
     },
 
     /** Replaces the credential a session accepts (a refreshed bridge token of the same grant). */
-    rebind(id: string, credentialHash: string): void {
+    rebind(id: string, credentialHash: string, validUntil: string | null): void {
       const entry = sessions.get(id);
-      if (entry) entry.credentialHash = credentialHash;
+      if (!entry) return;
+      entry.credentialHash = credentialHash;
+      entry.credentialValidUntil = validUntil;
     },
 
     end,
