@@ -34,8 +34,12 @@ export type ResolveKeyResult =
    */
   | { ok: false; reason: KeyRefusal; malformed?: true };
 
-/** The agent events of design 4.7, published on `<prefix>agent-events` after every grant change commits. */
-export const AGENT_EVENT_KINDS = ['created', 'rotated', 'revoked', 'sectors_changed', 'deadline_changed', 'deleted'] as const;
+/**
+ * The agent events of design 4.7, published on `<prefix>agent-events` after every grant change commits.
+ * `bridge_tokens_revoked`: a bridge refresh chain of the agent was revoked (a reused refresh token or
+ * code), so a session opened with one of its tokens must not outlive it.
+ */
+export const AGENT_EVENT_KINDS = ['created', 'rotated', 'revoked', 'sectors_changed', 'deadline_changed', 'deleted', 'bridge_tokens_revoked'] as const;
 export const AgentEventSchema = z.object({
   agent: z.string(),
   kind: z.enum(AGENT_EVENT_KINDS),

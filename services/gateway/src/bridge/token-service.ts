@@ -1,4 +1,4 @@
-import type { DatabasePool } from 'slonik';
+import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { resourceMatches } from './authorize-request.ts';
 import { ACCESS_TOKEN_SECONDS, type BridgeEndpoints } from './bridge-endpoints.ts';
 import { invalidClient, invalidGrant, invalidRequest, invalidTarget, unsupportedGrantType, type OAuthError } from './bridge-errors.ts';
@@ -27,6 +27,8 @@ export type TokenServiceDeps = {
   db: DatabasePool;
   /** How long a just-rotated refresh token may be replayed for the same answer; 0 (the default) is off. */
   replayGraceMs: number;
+  /** Called after a chain was revoked for reuse, to end the agent's live sessions on every gateway. */
+  onChainRevoked?(agentName: string): Promise<void>;
   now?: () => Date;
 };
 
@@ -41,6 +43,27 @@ function param(body: Record<string, unknown>, name: string, required = false): s
   }
   if (typeof value !== 'string') throw invalidRequest(`${name} must be sent once, as a string`);
   return value;
+}
+
+type Mismatch = { kind: 'mismatch'; reason: string };
+
+/** Thrown inside a transaction to undo its writes and still hand the refusal out of it. */
+class Rollback extends Error {
+  readonly outcome: Mismatch;
+  constructor(outcome: Mismatch) {
+    super('rolled back');
+    this.outcome = outcome;
+  }
+}
+
+/** Runs `work` in a transaction; a `Rollback` undoes it and its refusal is returned instead. */
+async function inTransaction<T>(db: DatabasePool, work: (tx: DatabaseTransactionConnection) => Promise<T>): Promise<T | Mismatch> {
+  try {
+    return await db.transaction(work);
+  } catch (error) {
+    if (error instanceof Rollback) return error.outcome;
+    throw error;
+  }
 }
 
 const cheap = (error: OAuthError, reason: string) => error.recorded({ reason, cheap: true });
@@ -94,20 +117,23 @@ export function createTokenService(deps: TokenServiceDeps) {
     if (resource !== undefined && !resourceMatches(resource, endpoints)) throw invalidTarget(`resource must be ${endpoints.resource}`);
     const at = now();
     const codeHash = hashBridgeSecret(code);
-    const outcome = await deps.db.transaction(async (tx) => {
+    const outcome = await inTransaction(deps.db, async (tx) => {
       const queries = createBridgeQueries(tx);
       const row = await queries.consumeCode(codeHash);
       if (!row) {
         const spent = await queries.findCode(codeHash);
+        if (!spent?.chainId) return { kind: 'refused' as const, reused: spent !== null, agentName: undefined };
         // RFC 6749 4.1.2: a code used twice revokes what its first use issued.
-        if (spent?.chainId) await queries.revokeChain(spent.chainId, 'authorization code used twice');
-        return { kind: 'refused' as const, reused: spent !== null };
+        await queries.revokeChain(spent.chainId, 'authorization code used twice');
+        const agent = await queries.findAgent(spent.agentId, spent.agentKeyHash);
+        return { kind: 'refused' as const, reused: true, agentName: agent?.name };
       }
-      if (row.expired) return { kind: 'refused' as const, reused: false };
-      if (row.clientId !== clientId) return { kind: 'mismatch' as const, reason: 'token: code issued to another client' };
-      if (redirectUri !== row.redirectUri) return { kind: 'mismatch' as const, reason: 'token: redirect_uri mismatch' };
-      if (!pkceVerifierMatches(verifier, row.codeChallenge)) return { kind: 'mismatch' as const, reason: 'token: code_verifier mismatch' };
-      if (row.resource !== endpoints.resource) return { kind: 'mismatch' as const, reason: 'token: resource changed since sign-in' };
+      if (row.expired) return { kind: 'refused' as const, reused: false, agentName: undefined };
+      // These refusals roll the consumption back: the code stays good for the client that holds its verifier.
+      if (row.clientId !== clientId) throw new Rollback({ kind: 'mismatch', reason: 'token: code issued to another client' });
+      if (redirectUri !== row.redirectUri) throw new Rollback({ kind: 'mismatch', reason: 'token: redirect_uri mismatch' });
+      if (!pkceVerifierMatches(verifier, row.codeChallenge)) throw new Rollback({ kind: 'mismatch', reason: 'token: code_verifier mismatch' });
+      if (row.resource !== endpoints.resource) throw new Rollback({ kind: 'mismatch', reason: 'token: resource changed since sign-in' });
       const agent = await queries.findAgent(row.agentId, row.agentKeyHash);
       const refusal = agent ? agentRefusal(agent, at) : 'the agent was deleted';
       if (!agent || refusal) return { kind: 'agent' as const, refusal, agentName: agent?.name };
@@ -117,6 +143,7 @@ export function createTokenService(deps: TokenServiceDeps) {
     });
     switch (outcome.kind) {
       case 'refused':
+        if (outcome.agentName) await deps.onChainRevoked?.(outcome.agentName);
         throw outcome.reused
           ? invalidGrant('the authorization code was already used; the tokens it gave were revoked').recorded({ reason: 'token: authorization code reused', cheap: false })
           : cheap(invalidGrant('the authorization code is unknown or expired'), 'token: unknown or expired code');
@@ -161,6 +188,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       case 'replayed':
         return { answer: toAnswer(outcome.sealed, at), agentName: outcome.agentName, clientId, grant: 'refresh_token', replayed: true };
       case 'reused':
+        await deps.onChainRevoked?.(outcome.agentName);
         throw invalidGrant('the refresh token was already used; every token of this sign-in is now revoked, sign in again').recorded({
           reason: 'token: refresh token reused, chain revoked',
           cheap: false,

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DatabasePool } from 'slonik';
 import { createAuditProducer, createRefusalThrottle } from '@pcg/shared/audit';
 import { loadOrCreateSecret } from '@pcg/shared/db';
-import { createAgentQueries, createKeyResolver, parseBearer } from '@pcg/shared/grants';
+import { createAgentEventPublisher, createAgentQueries, createKeyResolver, parseBearer } from '@pcg/shared/grants';
 import type { LiveRequester } from '@pcg/shared/live';
 import type { Logger } from '@pcg/shared/logger';
 import { createQueryEngine } from '@pcg/shared/query';
@@ -100,7 +100,15 @@ export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayD
   await registerBridgeRoutes(app, {
     current: () => bridge.current(),
     signIn: createSignInService({ db, resolver, now }),
-    tokens: createTokenService({ db, replayGraceMs: config.BRIDGE_REFRESH_REPLAY_GRACE_SECONDS * 1000, now }),
+    tokens: createTokenService({
+      db,
+      replayGraceMs: config.BRIDGE_REFRESH_REPLAY_GRACE_SECONDS * 1000,
+      onChainRevoked: async (agent) => {
+        const events = createAgentEventPublisher(redis, config);
+        await events.publish({ agent, kind: 'bridge_tokens_revoked' }).catch((error: unknown) => log.warn({ err: error, agent }, 'agent event not published'));
+      },
+      now,
+    }),
     formKey: await loadOrCreateSecret(db, FORM_KEY_SETTING),
     serviceName: config.SERVICE_NAME,
     audit,
