@@ -2,6 +2,7 @@ import type { BridgeEndpoints } from './bridge-endpoints.ts';
 import { BRIDGE_MESSAGES } from './bridge-errors.ts';
 import type { ClientRow } from './bridge-queries.ts';
 import { S256_CHALLENGE_PATTERN } from './bridge-secrets.ts';
+import { LOOPBACK_HOST, redirectUriProblem } from './client-registration.ts';
 
 /** The parameters of an authorization request (RFC 6749 4.1.1, RFC 7636 4.3, RFC 8707 2), as sent. */
 export const AUTHORIZE_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'state', 'scope', 'code_challenge', 'code_challenge_method', 'resource'] as const;
@@ -26,14 +27,13 @@ export type AuthorizeCheck =
   | { kind: 'redirect'; location: string };
 
 const MAX_PARAM_LENGTH = 2000;
-const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/;
 
 /** Exact match, except that a loopback http address may use another port (RFC 8252 7.3). */
 export function redirectUriRegistered(requested: string, registered: readonly string[]): boolean {
   if (registered.includes(requested)) return true;
   if (!URL.canParse(requested)) return false;
   const asked = new URL(requested);
-  if (asked.protocol !== 'http:' || !LOOPBACK.test(asked.hostname)) return false;
+  if (asked.protocol !== 'http:' || !LOOPBACK_HOST.test(asked.hostname) || redirectUriProblem(requested) !== null) return false;
   return registered.some((uri) => {
     if (!URL.canParse(uri)) return false;
     const known = new URL(uri);

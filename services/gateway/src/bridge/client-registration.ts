@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { GRANT_TYPES } from './bridge-endpoints.ts';
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** A loopback host as the URL parser writes it: localhost, an IPv4 address in 127.0.0.0/8, or [::1]. */
+export const LOOPBACK_HOST = /^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/;
 
 /** Whether a redirect URI may be registered: https, or http to a loopback host (RFC 8252 7.3); no fragment. */
 export function redirectUriProblem(uri: string): string | null {
@@ -14,7 +15,7 @@ export function redirectUriProblem(uri: string): string | null {
   if (url.hash !== '' || uri.includes('#')) return `'${uri}' must not contain a fragment`;
   if (url.username !== '' || url.password !== '') return `'${uri}' must not contain a username or password`;
   if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && (LOOPBACK_HOSTS.has(url.hostname) || url.hostname.startsWith('127.'))) return null;
+  if (url.protocol === 'http:' && LOOPBACK_HOST.test(url.hostname)) return null;
   return `'${uri}' must use https, or http to a loopback address (localhost, 127.0.0.1 or [::1])`;
 }
 

@@ -166,7 +166,7 @@ describe('checkAuthorizeRequest', () => {
       expect(location.origin + location.pathname).toBe('https://claude.ai/api/mcp/auth_callback');
       expect(location.searchParams.get('error')).toBe(error);
       expect(location.searchParams.get('error_description')).toBeTruthy();
-      expect(location.searchParams.get('state')).toBe(good.state);
+      expect(location.searchParams.get('state')).toBe('state' in overrides ? overrides.state : good.state);
       expect(location.searchParams.get('iss')).toBe(endpoints.issuer);
       expect(location.searchParams.has('code')).toBe(false);
     });
