@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, sql } from '@pcg/shared/db';
 import { waitFor } from '@pcg/shared/testing';
-import { oauthClient, signIn } from '../../services/gateway/test/bridge-helpers.ts';
+import { oauthClient, signIn, waitForSessionEnd } from '../../services/gateway/test/bridge-helpers.ts';
 import { launchStack, type LaunchedStack } from './launched-stack.ts';
 
 let stack: LaunchedStack;
@@ -62,14 +62,7 @@ describe('the OAuth bridge across the four real processes, driven by the SDK cli
       body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: spent, client_id: provider.clientInformation()?.client_id as string }),
     });
     expect(await reuse.json()).toMatchObject({ error: 'invalid_grant' });
-    await waitFor(async () => {
-      try {
-        await later.callTool({ name: 'describe_context', arguments: {} });
-        return undefined;
-      } catch (error) {
-        return /404|Unknown session/.test(String(error)) ? true : undefined;
-      }
-    }, 2_000, 'the session to end');
+    await waitForSessionEnd(later, 2_000);
 
     const ledger = await waitFor(async () => {
       const response = await fetch(`${stack.consoleUrl}/api/audit?tool=oauth_token`);

@@ -7,7 +7,7 @@ import { createAgentEventPublisher, createAgentService } from '@pcg/shared/grant
 import { createCapturingLogger, createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
 import type { RunningGateway } from '../src/service.ts';
-import { oauthClient, savePublicOrigin, signIn, waitForBridge } from './bridge-helpers.ts';
+import { oauthClient, savePublicOrigin, signIn, waitForBridge, waitForSessionEnd } from './bridge-helpers.ts';
 import { INITIALIZE, rawMcp, startTestGateway } from './gateway-harness.ts';
 
 const testEnv = useTestEnvironment();
@@ -92,14 +92,7 @@ describe('the official SDK client through the bridge', () => {
     const reuse = await exchangeRefresh(clientId, before?.refresh_token as string);
     expect(reuse.status).toBe(400);
     expect(await reuse.json()).toMatchObject({ error: 'invalid_grant' });
-    await waitFor(async () => {
-      try {
-        await again.callTool({ name: 'describe_context', arguments: {} });
-        return undefined;
-      } catch (error) {
-        return /404|Unknown session/.test(String(error)) ? true : undefined;
-      }
-    }, 2_000, 'the session opened with the chain to end');
+    await waitForSessionEnd(again, 2_000);
     const refused = await rawMcp(gateway.address, { headers: { authorization: `Bearer ${after?.access_token}` }, body: INITIALIZE });
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
@@ -140,14 +133,7 @@ describe('a key event ends the bridge tokens made from the key', () => {
     const { client, provider } = await connectThroughBridge(key);
     const tokens = provider.tokens();
     await act(name);
-    await waitFor(async () => {
-      try {
-        await client.callTool({ name: 'describe_context', arguments: {} });
-        return undefined;
-      } catch (error) {
-        return /404|Unknown session/.test(String(error)) ? true : undefined;
-      }
-    }, 1_000, 'the session to end');
+    await waitForSessionEnd(client, 1_000);
     const refused = await rawMcp(gateway.address, { headers: { authorization: `Bearer ${tokens?.access_token}` }, body: INITIALIZE });
     expect(refused.status).toBe(401);
     const refresh = await exchangeRefresh(provider.clientInformation()?.client_id as string, tokens?.refresh_token as string);

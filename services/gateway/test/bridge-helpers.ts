@@ -1,3 +1,4 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryOAuthClientProvider } from '@modelcontextprotocol/sdk/examples/client/simpleOAuthClientProvider.js';
 import type { AuditEvent } from '@pcg/shared/audit';
 import { createSettingsEventPublisher, createSettingsService } from '@pcg/shared/settings';
@@ -74,4 +75,16 @@ export async function signIn(authorizationUrl: URL, key: string): Promise<string
   const code = new URL(location).searchParams.get('code');
   if (!code) throw new Error(`no code in ${location}`);
   return code;
+}
+
+/** Waits until calls on the client's session are refused as an unknown session (it was ended by the gateway). */
+export async function waitForSessionEnd(client: Client, timeoutMs: number): Promise<void> {
+  await waitFor(async () => {
+    try {
+      await client.callTool({ name: 'describe_context', arguments: {} });
+      return undefined;
+    } catch (error) {
+      return /404|Unknown session/.test(String(error)) ? true : undefined;
+    }
+  }, timeoutMs, 'the session to end');
 }
