@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@pcg/shared/db';
 import { waitFor } from '@pcg/shared/testing';
 import { seedDemo } from '../../scripts/demo/seed.ts';
+import { waitForSessionEnd } from '../../services/gateway/test/bridge-helpers.ts';
 import { launchStack, type LaunchedStack } from './launched-stack.ts';
 
 let stack: LaunchedStack;
@@ -80,14 +81,7 @@ describe('the four real processes, driven by the official MCP SDK client', () =>
     expect((await client.callTool({ name: 'describe_context', arguments: {} })).isError).toBeFalsy();
     const revoked = await fetch(`${stack.consoleUrl}/api/agents/e2e-revoked/revoke`, { method: 'POST' });
     expect(revoked.status).toBe(200);
-    await waitFor(async () => {
-      try {
-        await client.callTool({ name: 'describe_context', arguments: {} });
-        return undefined;
-      } catch (error) {
-        return /404|Unknown session/.test(String(error)) ? true : undefined;
-      }
-    }, 1_000, 'the session to end');
+    await waitForSessionEnd(client, 1_000);
     const again = new Client({ name: 'e2e-agent', version: '1.0.0' });
     await expect(again.connect(new StreamableHTTPClientTransport(new URL(stack.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }))).rejects.toThrow(/Unauthorized/);
   });

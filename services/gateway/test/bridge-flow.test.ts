@@ -4,20 +4,15 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pcg/shared/db';
 import { createAgentEventPublisher, createAgentService } from '@pcg/shared/grants';
-import { createCapturingLogger, createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/shared/testing';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
 import type { RunningGateway } from '../src/service.ts';
-import { oauthClient, savePublicOrigin, signIn, waitForBridge, waitForSessionEnd } from './bridge-helpers.ts';
+import { auditCollector, oauthClient, savePublicOrigin, signIn, waitForBridge, waitForSessionEnd } from './bridge-helpers.ts';
 import { INITIALIZE, rawMcp, startTestGateway } from './gateway-harness.ts';
 
 const testEnv = useTestEnvironment();
 let gateway: RunningGateway;
-/** Every audit row the gateway queued, in order; popped once and kept here, as tests share the queue. */
-const queued: Array<Record<string, unknown>> = [];
-const auditRows = async () => {
-  queued.push(...(await takeQueuedAuditRows(testEnv.redis)));
-  return queued;
-};
+const auditRows = auditCollector(testEnv);
 
 const consoleAgents = () =>
   createAgentService({ db: testEnv.db, events: createAgentEventPublisher(testEnv.redis, { REDIS_PREFIX: testEnv.redisPrefix }), log: createCapturingLogger().log });

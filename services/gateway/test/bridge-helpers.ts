@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryOAuthClientProvider } from '@modelcontextprotocol/sdk/examples/client/simpleOAuthClientProvider.js';
 import type { AuditEvent } from '@pcg/shared/audit';
 import { createSettingsEventPublisher, createSettingsService } from '@pcg/shared/settings';
-import { createCapturingLogger, waitFor, type TestEnvironment } from '@pcg/shared/testing';
+import { createCapturingLogger, takeQueuedAuditRows, waitFor, type TestEnvironment } from '@pcg/shared/testing';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
 
 /** Saves (or clears) the public origin as the Console does: stored, announced on the settings channel. */
@@ -87,4 +87,16 @@ export async function waitForSessionEnd(client: Client, timeoutMs: number): Prom
       return /404|Unknown session/.test(String(error)) ? true : undefined;
     }
   }, timeoutMs, 'the session to end');
+}
+
+/**
+ * The audit rows the gateway queued, popped from Redis once and kept, since the tests of a file share the
+ * queue: `rows()` answers every row seen so far, in order.
+ */
+export function auditCollector(testEnv: TestEnvironment) {
+  const seen: Array<Record<string, unknown>> = [];
+  return async () => {
+    seen.push(...(await takeQueuedAuditRows(testEnv.redis)));
+    return seen;
+  };
 }

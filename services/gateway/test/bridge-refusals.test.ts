@@ -1,20 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createTestAgent, useTestEnvironment, waitFor } from '@pcg/shared/testing';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
 import { BRIDGE_MESSAGES, SIGN_IN_DENIALS } from '../src/bridge/bridge-errors.ts';
 import { JSONRPC_ERRORS } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';
-import { formFields, postSignIn, REDIRECT_URI, savePublicOrigin, waitForBridge } from './bridge-helpers.ts';
+import { auditCollector, formFields, postSignIn, REDIRECT_URI, savePublicOrigin, waitForBridge } from './bridge-helpers.ts';
 import { INITIALIZE, rawMcp, startTestGateway } from './gateway-harness.ts';
 
 const testEnv = useTestEnvironment();
 let gateway: RunningGateway;
-const queued: Array<Record<string, unknown>> = [];
-const auditRows = async () => {
-  queued.push(...(await takeQueuedAuditRows(testEnv.redis)));
-  return queued;
-};
+const auditRows = auditCollector(testEnv);
 const rowsWhere = (predicate: (row: Record<string, unknown>) => boolean, count = 1) =>
   waitFor(async () => {
     const found = (await auditRows()).filter(predicate);

@@ -51,6 +51,10 @@ export type RefreshGrant = z.infer<typeof RefreshGrantSchema>;
 
 const AgentStandingSchema = z.object({ name: z.string(), revokedAt: z.string().nullable(), expiresAt: z.string().nullable(), keyCurrent: z.boolean() });
 
+const CODE_COLUMNS = sql.fragment`
+  client_id AS "clientId", agent_id AS "agentId", agent_key_hash AS "agentKeyHash", redirect_uri AS "redirectUri",
+  code_challenge AS "codeChallenge", resource, scope, expires_at <= now() AS expired, used_at AS "usedAt", chain_id::text AS "chainId"`;
+
 const CLIENT_COLUMNS = sql.fragment`id, client_name AS "clientName", redirect_uris AS "redirectUris", metadata, created_at AS "createdAt"`;
 
 const TOKEN_GRANT_COLUMNS = sql.fragment`
@@ -99,14 +103,12 @@ export function createBridgeQueries(db: CommonQueryMethods) {
     async consumeCode(codeHash: Buffer): Promise<CodeRow | null> {
       return db.maybeOne(sql.type(CodeRowSchema)`
         UPDATE oauth_codes SET used_at = now() WHERE code_hash = ${sql.binary(codeHash)} AND used_at IS NULL
-        RETURNING client_id AS "clientId", agent_id AS "agentId", agent_key_hash AS "agentKeyHash", redirect_uri AS "redirectUri",
-          code_challenge AS "codeChallenge", resource, scope, expires_at <= now() AS expired, used_at AS "usedAt", chain_id::text AS "chainId"`);
+        RETURNING ${CODE_COLUMNS}`);
     },
 
     async findCode(codeHash: Buffer): Promise<CodeRow | null> {
       return db.maybeOne(sql.type(CodeRowSchema)`
-        SELECT client_id AS "clientId", agent_id AS "agentId", agent_key_hash AS "agentKeyHash", redirect_uri AS "redirectUri",
-          code_challenge AS "codeChallenge", resource, scope, expires_at <= now() AS expired, used_at AS "usedAt", chain_id::text AS "chainId"
+        SELECT ${CODE_COLUMNS}
         FROM oauth_codes WHERE code_hash = ${sql.binary(codeHash)}`);
     },
 

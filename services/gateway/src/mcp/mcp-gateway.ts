@@ -52,6 +52,7 @@ export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayD
   const throttle = createRefusalThrottle({ redis, recorder: audit, log });
   const resolver = createKeyResolver({ db, log });
   const agents = createAgentQueries(db);
+  const agentEvents = createAgentEventPublisher(redis, config);
   const reads = createReadService({ db, engine: createQueryEngine({ db }), audit, log, serviceName: config.SERVICE_NAME, live, now });
   const actions = createActionsService({ db, audit, log, live, now });
   const tools = [...readTools(reads), ...actionTools(actions)];
@@ -104,8 +105,7 @@ export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayD
       db,
       replayGraceMs: config.BRIDGE_REFRESH_REPLAY_GRACE_SECONDS * 1000,
       onChainRevoked: async (agent) => {
-        const events = createAgentEventPublisher(redis, config);
-        await events.publish({ agent, kind: 'bridge_tokens_revoked' }).catch((error: unknown) => log.warn({ err: error, agent }, 'agent event not published'));
+        await agentEvents.publish({ agent, kind: 'bridge_tokens_revoked' }).catch((error: unknown) => log.warn({ err: error, agent }, 'agent event not published'));
       },
       now,
     }),
