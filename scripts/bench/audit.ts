@@ -13,7 +13,6 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { z } from 'zod';
 import {
-  AUDIT_DROPS_KEY,
   AUDIT_QUEUE_KEY,
   buildAuditRow,
   createAuditProducer,
@@ -185,7 +184,7 @@ async function main(): Promise<void> {
   } finally {
     await copyClient.end().catch(() => {});
     await db?.end();
-    await redis.del(AUDIT_QUEUE_KEY, AUDIT_DROPS_KEY).catch(() => {});
+    await redis.del(AUDIT_QUEUE_KEY).catch(() => {});
     await redis.quit();
     await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(database)} WITH (FORCE)`);
     await admin.end();

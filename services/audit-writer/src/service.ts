@@ -3,6 +3,7 @@ import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import type { Logger } from '@pcg/shared/logger';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { AuditWriterConfig } from './config.ts';
+import { loadSequenceMarks } from './sequence-marks.ts';
 import { createAuditWriter, type AuditWriter } from './writer.ts';
 
 export type RunningAuditWriter = Infrastructure & {
@@ -17,7 +18,14 @@ export type RunningAuditWriter = Infrastructure & {
  */
 export async function startAuditWriter(config: AuditWriterConfig, log: Logger): Promise<RunningAuditWriter> {
   const infra = await openInfrastructure(config, 'audit-writer', log);
-  const writer = createAuditWriter({ db: infra.db, redis: infra.redis, log, flushMs: config.AUDIT_FLUSH_MS });
+  let marks: Map<string, number>;
+  try {
+    marks = await loadSequenceMarks(infra.db);
+  } catch (error) {
+    await infra.close();
+    throw error;
+  }
+  const writer = createAuditWriter({ db: infra.db, redis: infra.redis, log, flushMs: config.AUDIT_FLUSH_MS, marks });
   writer.start();
   return {
     ...infra,

@@ -1,14 +1,19 @@
 import {
   AUDIT_LOG_LINES,
-  QueuedAuditRowSchema,
-  countAuditDrops,
+  QueuedAuditEntrySchema,
+  addAuditDrops,
+  createDropLedger,
   insertAuditRows,
   takeAuditBatch,
-  type QueuedAuditRow,
+  type QueuedAuditEntry,
 } from '@pcg/shared/audit';
 import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
 import type { Redis } from '@pcg/shared/redis';
+import { createSequenceMarks, storeSequenceMarks } from './sequence-marks.ts';
+
+/** The source the writer's drop counts are filed under in `audit_drops`. */
+export const AUDIT_WRITER_SOURCE = 'audit-writer';
 
 /**
  * Rows taken per flush. One flush of 10,000 rows takes a small fraction of the default 1000 ms interval
@@ -30,6 +35,8 @@ export type AuditWriterDeps = {
   batchSize?: number;
   /** How long `close()` may keep draining the queue; default 10000 ms (the launcher's grace is 25 s). */
   closeDrainMs?: number;
+  /** Each producer's last accounted sequence number (`loadSequenceMarks`); default none. */
+  marks?: Map<string, number>;
 };
 
 export type FlushResult = {
@@ -42,9 +49,9 @@ export type FlushResult = {
 
 export type AuditWriterStats = { flushes: number; written: number; dropped: number };
 
-function readEntry(entry: string): QueuedAuditRow | null {
+function readEntry(entry: string): QueuedAuditEntry | null {
   try {
-    const parsed = QueuedAuditRowSchema.safeParse(JSON.parse(entry));
+    const parsed = QueuedAuditEntrySchema.safeParse(JSON.parse(entry));
     return parsed.success ? parsed.data : null;
   } catch {
     return null;
@@ -54,22 +61,39 @@ function readEntry(entry: string): QueuedAuditRow | null {
 /**
  * Drains the audit queue into `audit_log` (design 4.6). Each flush pops up to a batch with one atomic
  * LPOP and writes it with one INSERT. Delivery is at most once: a popped row is never pushed back, so
- * a failed INSERT loses that batch (logged, counted in Redis) and nothing is ever written twice. Flushes
- * never overlap. A full batch means a backlog, so the next flush starts at once instead of waiting.
+ * a failed INSERT loses that batch (logged and counted) and nothing is ever written twice. Every loss is
+ * counted in `audit_drops` in the same transaction as the rows (or, while Postgres is away, kept until it
+ * returns): unreadable entries, failed flushes, and rows lost with Redis's data, found as gaps in the
+ * producers' sequence numbers. Flushes never overlap. A full batch means a backlog, so the next flush
+ * starts at once instead of waiting.
  */
 export function createAuditWriter(deps: AuditWriterDeps) {
   const { db, redis, log, flushMs } = deps;
   const batchSize = deps.batchSize ?? AUDIT_FLUSH_BATCH_SIZE;
   const stats: AuditWriterStats = { flushes: 0, written: 0, dropped: 0 };
+  const drops = createDropLedger({ db, source: AUDIT_WRITER_SOURCE, log });
+  const marks = createSequenceMarks(deps.marks ?? new Map());
   let chain: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
-  async function countDrops(reason: 'flushFailed' | 'unreadable', rows: number): Promise<void> {
-    stats.dropped += rows;
-    await countAuditDrops(redis, reason, rows).catch((error: unknown) =>
-      log.warn({ err: error, reason, rows }, '[audit] could not count dropped rows'),
-    );
+  /** Writes the rows with what is to be accounted for, in one transaction; on failure nothing is counted as stored. */
+  async function commit(rows: readonly QueuedAuditEntry[]): Promise<number> {
+    const counts = drops.take();
+    const unsaved = marks.unsaved();
+    try {
+      const written = await db.transaction(async (tx) => {
+        const inserted = await insertAuditRows(tx, rows);
+        await storeSequenceMarks(tx, unsaved);
+        await addAuditDrops(tx, AUDIT_WRITER_SOURCE, counts);
+        return inserted;
+      });
+      marks.saved(unsaved);
+      return written;
+    } catch (error) {
+      drops.giveBack(counts);
+      throw error;
+    }
   }
 
   async function flushOnce(): Promise<FlushResult> {
@@ -81,25 +105,38 @@ export function createAuditWriter(deps: AuditWriterDeps) {
       log.warn({ err: error }, '[audit] queue unreachable, will try again');
       return { taken: 0, written: 0, dropped: 0 };
     }
-    if (entries.length === 0) return { taken: 0, written: 0, dropped: 0 };
+    if (entries.length === 0) {
+      // Counts kept while Postgres was away go in now, even with no rows to write.
+      if (marks.unsaved().length > 0 || Object.values(drops.pending()).some((rows) => rows > 0)) await commit([]).catch(() => undefined);
+      return { taken: 0, written: 0, dropped: 0 };
+    }
     stats.flushes += 1;
-    const rows: QueuedAuditRow[] = [];
+    const read: QueuedAuditEntry[] = [];
     for (const entry of entries) {
       const row = readEntry(entry);
-      if (row) rows.push(row);
+      if (row) read.push(row);
     }
-    const unreadable = entries.length - rows.length;
+    const unreadable = entries.length - read.length;
     if (unreadable > 0) {
       log.error({ dropped: unreadable }, '[audit] unreadable queue entries — dropped');
-      await countDrops('unreadable', unreadable);
+      stats.dropped += unreadable;
+      drops.add('unreadable', unreadable);
+    }
+    const { lost, fresh: rows } = marks.note(read);
+    if (lost > 0) {
+      log.error({ dropped: lost }, '[audit] rows lost with Redis data — dropped');
+      drops.add('lostWithRedis', lost);
     }
     try {
-      const written = await insertAuditRows(db, rows);
+      const written = await commit(rows);
       stats.written += written;
       return { taken: entries.length, written, dropped: unreadable };
     } catch (error) {
       log.error({ err: error, dropped: rows.length }, `${AUDIT_LOG_LINES.flushFailed} ${rows.length}`);
-      await countDrops('flushFailed', rows.length);
+      stats.dropped += rows.length;
+      drops.add('flushFailed', rows.length);
+      // The INSERT may have failed on its own (Postgres up): then the count can go in now.
+      await drops.persist();
       return { taken: entries.length, written: 0, dropped: unreadable + rows.length };
     }
   }

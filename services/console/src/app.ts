@@ -52,7 +52,7 @@ export function buildApp({ config, log, db, redis, now, live, audit: givenAudit,
 
   let audit = givenAudit;
   if (!audit) {
-    const producer = createAuditProducer({ redis, settings: config, log });
+    const producer = createAuditProducer({ redis, db, source: 'console', settings: config, log });
     // Rows still being pushed to Redis are written before the connections close.
     app.addHook('onClose', async () => producer.drain());
     audit = producer;

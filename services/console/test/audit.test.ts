@@ -2,14 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  AUDIT_DROPS_KEY,
   AUDIT_LOG_LINES,
   AUDIT_PAGE_HEADERS,
   AUDIT_QUERY_ERRORS,
   AUDIT_QUEUE_KEY,
   createAuditProducer,
   insertAuditRows,
-  readAuditQueueStatus,
+  readAuditDrops,
   takeAuditBatch,
   QueuedAuditRowSchema,
   type AuditEvent,
@@ -265,16 +264,17 @@ describe('filters', () => {
 
 describe('a full queue', () => {
   beforeEach(async () => {
-    await testEnv.redis.del(AUDIT_QUEUE_KEY, AUDIT_DROPS_KEY);
+    await testEnv.redis.del(AUDIT_QUEUE_KEY);
+    await testEnv.db.query(sql.unsafe`TRUNCATE audit_drops`);
   });
 
   it('drops with the exact log line, counts the drop, and the Console keeps answering', async () => {
     const { log, lines } = createCapturingLogger();
-    const tiny = createAuditProducer({ redis: testEnv.redis, settings: { AUDIT_QUEUE_CAPACITY: 2 }, log });
+    const tiny = createAuditProducer({ redis: testEnv.redis, db: testEnv.db, settings: { AUDIT_QUEUE_CAPACITY: 2 }, log });
     for (let index = 0; index < 5; index += 1) tiny.record(ev({ requestId: `o-${index}` }));
     await tiny.drain();
     expect(lines().filter((line) => (JSON.parse(line) as { msg: string }).msg === AUDIT_LOG_LINES.queueOverflow)).toHaveLength(3);
-    expect((await readAuditQueueStatus(testEnv.redis)).dropped.queueOverflow).toBe(3);
+    expect((await readAuditDrops(testEnv.db)).queueOverflow).toBe(3);
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     expect((await get('?limit=1')).status).toBe(200);
   });

@@ -21,6 +21,11 @@ export const syncWorkerConfigSchema = logConfig.extend({
    * A job whose worker died is taken up again after about this long.
    */
   SYNC_LOCK_MS: ms(30_000, 500),
+  /**
+   * How often the sync schedulers (in Redis) are reconciled with the connections table (in Postgres),
+   * besides every reconnect to Redis; default 60000.
+   */
+  SCHEDULE_RECONCILE_MS: ms(60_000, 100),
   /** On shutdown, how long jobs in hand may finish before they are put back in the queue; default 20000. */
   SHUTDOWN_GRACE_MS: ms(20_000, 0),
 });

@@ -3,12 +3,13 @@ import { loadCredentialsKey } from '@pcg/shared/crypto';
 import { describeDatabaseUrl } from '@pcg/shared/db';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import type { Logger } from '@pcg/shared/logger';
-import { openSyncProducer, type SyncProducer } from '@pcg/shared/queues';
+import { openSyncProducer, type OpenSyncProducer } from '@pcg/shared/queues';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { SyncWorkerConfig } from './config.ts';
-import { createConnectorRegistry, type ConnectorRegistry } from './connectors/registry.ts';
+import { createConnectorRegistry } from './connectors/registry.ts';
 import { createLiveRunner } from './live/live-runner.ts';
-import { createConnectionStore, type ConnectionStore } from './sync/connection-store.ts';
+import { createConnectionStore } from './sync/connection-store.ts';
+import { createScheduleReconciler, reconcileSchedules, type ScheduleReconciler } from './sync/schedule-reconciler.ts';
 import { createSyncRunner } from './sync/sync-runner.ts';
 import { closeWorkerGracefully, startQueueWorker, type JobHandler } from './workers.ts';
 
@@ -16,27 +17,6 @@ export type RunningSyncWorker = Infrastructure & {
   /** Where the worker takes its jobs from, for the ready line. */
   address: string;
 };
-
-/**
- * Gives every schedulable connection of a pulling provider one scheduler at its interval, and removes the
- * schedulers of connections that are gone, paused or waiting for sign-in. Run at start, so schedules lost
- * with Redis come back; a scheduler already right is left alone (upserting it would start a sync).
- */
-export async function reconcileSchedules(store: ConnectionStore, producer: SyncProducer, registry: ConnectorRegistry): Promise<void> {
-  const wanted = new Map<string, number>();
-  for (const connection of await store.listSchedulable()) {
-    const connector = registry.get(connection.provider);
-    const minutes = connection.sync_interval_minutes ?? connector?.provider.defaultSyncIntervalMinutes;
-    if (connector?.sync && minutes) wanted.set(connection.id, minutes);
-  }
-  const existing = new Map((await producer.schedules()).map((entry) => [entry.connectionId, entry.everyMs]));
-  for (const [connectionId, minutes] of wanted) {
-    if (existing.get(connectionId) !== minutes * 60_000) await producer.schedule(connectionId, minutes);
-  }
-  for (const connectionId of existing.keys()) {
-    if (!wanted.has(connectionId)) await producer.unschedule(connectionId);
-  }
-}
 
 /**
  * The sync-worker: the only process that talks to sources and the only holder of decrypted credentials.
@@ -47,7 +27,9 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger): Pr
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
   const workers: Worker[] = [];
-  let producer: (SyncProducer & { close(): Promise<void> }) | undefined;
+  let producer: OpenSyncProducer | undefined;
+  let reconciler: ScheduleReconciler | undefined;
+  let stopWatching: (() => void) | undefined;
   try {
     producer = await openSyncProducer(config, log);
     const store = createConnectionStore(infra.db);
@@ -63,18 +45,37 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger): Pr
       ),
     );
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
-    await reconcileSchedules(store, producer, registry);
+    const syncProducer = producer;
+    await reconcileSchedules(store, syncProducer, registry);
+    // Schedulers live in Redis and are lost with it: check them again on every reconnect, and every
+    // minute in case a reconnect went unseen or a connection changed without its scheduler following.
+    reconciler = createScheduleReconciler({
+      reconcile: () => reconcileSchedules(store, syncProducer, registry),
+      log,
+      everyMs: config.SCHEDULE_RECONCILE_MS,
+    });
+    const watched = reconciler;
+    stopWatching = await syncProducer.onReconnect(() => {
+      log.info('redis is back; reconciling the sync schedulers');
+      void watched.trigger();
+    });
   } catch (error) {
+    stopWatching?.();
+    await reconciler?.stop();
     await Promise.all(workers.map((worker) => worker.close(true)));
     await producer?.close();
     await infra.close();
     throw error;
   }
   const openProducer = producer;
+  const openReconciler = reconciler;
+  const unwatch = stopWatching;
   return {
     ...infra,
     address: `${describeRedisUrl(config.REDIS_URL)} (prefix ${config.REDIS_PREFIX}) -> ${describeDatabaseUrl(config.DATABASE_URL)}`,
     async close() {
+      unwatch?.();
+      await openReconciler?.stop();
       await Promise.all(workers.map((worker) => closeWorkerGracefully(worker, config.SHUTDOWN_GRACE_MS)));
       await openProducer.close();
       await infra.close();

@@ -1,8 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createRedis } from '../redis/index.ts';
-import { createCapturingLogger, useTestEnvironment } from '../testing/index.ts';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '../testing/index.ts';
 import { createAuditProducer } from './audit-producer.ts';
-import { AUDIT_DROPS_KEY, AUDIT_QUEUE_KEY, readAuditQueueStatus, takeAuditBatch } from './audit-queue.ts';
+import { sql } from '../db/index.ts';
+import { readAuditDrops } from './audit-drops.ts';
+import { AUDIT_QUEUE_KEY, takeAuditBatch } from './audit-queue.ts';
 import { AUDIT_LOG_LINES, QueuedAuditRowSchema, type AuditEvent } from './audit-types.ts';
 
 const testEnv = useTestEnvironment();
@@ -20,7 +22,8 @@ const event = (overrides: Partial<AuditEvent> = {}): AuditEvent => ({
 const messages = (lines: string[]) => lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
 
 beforeEach(async () => {
-  await testEnv.redis.del(AUDIT_QUEUE_KEY, AUDIT_DROPS_KEY);
+  await testEnv.redis.del(AUDIT_QUEUE_KEY);
+  await testEnv.db.query(sql.unsafe`TRUNCATE audit_drops`);
 });
 
 describe('the audit producer', () => {
@@ -32,14 +35,15 @@ describe('the audit producer', () => {
     args.object = 'changed';
     await producer.drain();
     const [entry] = await takeAuditBatch(testEnv.redis, 10);
+    expect(JSON.parse(entry ?? 'null')).toMatchObject({ producer: expect.any(String), seq: 1 });
     expect(QueuedAuditRowSchema.parse(JSON.parse(entry ?? 'null'))).toEqual({
       userId: 1, agentId: 'claude', tool: 'query', sector: 'finance', decision: 'allow', denyReason: null,
       argsJson: '{"object":"finance.transaction","apiKey":"[redacted]"}', resultCount: 0, outcome: 'ok', requestId: 'r-1',
     });
-    expect(producer.stats()).toEqual({ queued: 1, overflow: 0, failed: 0, invalid: 0 });
+    expect(producer.stats()).toEqual({ queued: 1, overflow: 0, failed: 0, invalid: 0, buffered: 0 });
   });
 
-  it('keeps the order rows were recorded in', async () => {
+  it('keeps the order rows were recorded in, numbered 1, 2, 3… as Redis takes them', async () => {
     const producer = createAuditProducer({ redis: testEnv.redis, settings: { AUDIT_QUEUE_CAPACITY: 100 }, log: createCapturingLogger().log });
     for (let index = 0; index < 20; index += 1) producer.record(event({ requestId: `r-${index}` }));
     await producer.drain();
@@ -47,16 +51,19 @@ describe('the audit producer', () => {
     expect(entries.map((entry) => (JSON.parse(entry) as { requestId: string }).requestId)).toEqual(
       Array.from({ length: 20 }, (_, index) => `r-${index}`),
     );
+    expect(entries.map((entry) => (JSON.parse(entry) as { seq: number }).seq)).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
   });
 
-  it('drops past capacity with the exact log line, counts the drop in Redis, and takes rows again once there is room', async () => {
+  it('drops past capacity with the exact log line, counts the drop in Postgres, and takes rows again once there is room', async () => {
     const { log, lines } = createCapturingLogger();
-    const producer = createAuditProducer({ redis: testEnv.redis, settings: { AUDIT_QUEUE_CAPACITY: 3 }, log });
+    const producer = createAuditProducer({ redis: testEnv.redis, db: testEnv.db, source: 'console', settings: { AUDIT_QUEUE_CAPACITY: 3 }, log });
     const results = [];
     for (let index = 0; index < 5; index += 1) results.push(await producer.enqueue(event({ requestId: `r-${index}` })));
     expect(results).toEqual(['queued', 'queued', 'queued', 'overflow', 'overflow']);
     expect(messages(lines()).filter((msg) => msg === AUDIT_LOG_LINES.queueOverflow)).toHaveLength(2);
-    expect(await readAuditQueueStatus(testEnv.redis)).toEqual({ queued: 3, dropped: { queueOverflow: 2, flushFailed: 0, unreadable: 0 } });
+    await producer.drain();
+    expect(await readAuditDrops(testEnv.db)).toMatchObject({ queueOverflow: 2, flushFailed: 0, unreadable: 0 });
+    expect(await testEnv.redis.llen(AUDIT_QUEUE_KEY)).toBe(3);
     expect(producer.stats()).toMatchObject({ queued: 3, overflow: 2 });
 
     await takeAuditBatch(testEnv.redis, 1);
@@ -66,26 +73,46 @@ describe('the audit producer', () => {
   it('never lets producers on separate connections push past capacity together', async () => {
     const clients = [0, 1, 2].map(() => createRedis({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix }, 'commands'));
     try {
-      const producers = clients.map((redis) => createAuditProducer({ redis, settings: { AUDIT_QUEUE_CAPACITY: 50 }, log: createCapturingLogger().log }));
+      const producers = clients.map((redis) =>
+        createAuditProducer({ redis, db: testEnv.db, settings: { AUDIT_QUEUE_CAPACITY: 50 }, log: createCapturingLogger().log }),
+      );
       await Promise.all(producers.flatMap((producer) => Array.from({ length: 100 }, () => producer.enqueue(event()))));
-      const status = await readAuditQueueStatus(testEnv.redis);
-      expect(status.queued).toBe(50);
-      expect(status.dropped.queueOverflow).toBe(250);
+      await Promise.all(producers.map((producer) => producer.drain()));
+      expect(await testEnv.redis.llen(AUDIT_QUEUE_KEY)).toBe(50);
+      expect((await readAuditDrops(testEnv.db)).queueOverflow).toBe(250);
     } finally {
       for (const client of clients) client.disconnect();
     }
   });
 
-  it('never throws when Redis is away: the row is dropped and logged', async () => {
+  it('never throws when Redis is away: the row is held, then dropped and counted when the producer stops with Redis still away', async () => {
     const { log, lines } = createCapturingLogger();
     const away = createRedis({ REDIS_URL: 'redis://127.0.0.1:1', REDIS_PREFIX: testEnv.redisPrefix }, 'commands');
     away.on('error', () => {});
     try {
-      const producer = createAuditProducer({ redis: away, settings: { AUDIT_QUEUE_CAPACITY: 10 }, log });
+      const producer = createAuditProducer({ redis: away, db: testEnv.db, source: 'gateway', settings: { AUDIT_QUEUE_CAPACITY: 10 }, log });
       expect(() => producer.record(event())).not.toThrow();
-      await producer.drain();
-      expect(producer.stats()).toMatchObject({ queued: 0, failed: 1 });
-      expect(messages(lines())).toContain('[audit] enqueue failed — dropped');
+      await waitFor(() => (messages(lines()).includes('[audit] Redis unreachable; holding rows until it returns') ? true : undefined));
+      expect(producer.stats()).toMatchObject({ queued: 0, failed: 0, buffered: 1 });
+      await producer.drain({ timeoutMs: 100 });
+      expect(producer.stats()).toMatchObject({ queued: 0, failed: 1, buffered: 0 });
+      expect(await readAuditDrops(testEnv.db)).toMatchObject({ gaveUp: 1 });
+    } finally {
+      away.disconnect();
+    }
+  });
+
+  it('drops new rows past its buffer while Redis is away, counting each, with one log line rather than one a row', async () => {
+    const { log, lines } = createCapturingLogger();
+    const away = createRedis({ REDIS_URL: 'redis://127.0.0.1:1', REDIS_PREFIX: testEnv.redisPrefix }, 'commands');
+    away.on('error', () => {});
+    try {
+      const producer = createAuditProducer({ redis: away, db: testEnv.db, settings: { AUDIT_QUEUE_CAPACITY: 10, AUDIT_BUFFER_CAPACITY: 3 }, log });
+      for (let index = 0; index < 3; index += 1) producer.record(event());
+      expect(await Promise.all([producer.enqueue(event()), producer.enqueue(event())])).toEqual(['failed', 'failed']);
+      expect(messages(lines()).filter((msg) => msg.startsWith('[audit] buffer full'))).toHaveLength(1);
+      await producer.drain({ timeoutMs: 0 });
+      expect(await readAuditDrops(testEnv.db)).toMatchObject({ bufferOverflow: 2, gaveUp: 3 });
     } finally {
       away.disconnect();
     }

@@ -13,7 +13,7 @@ import { encodePgArray } from './pg-binary-array.ts';
  * transaction time, so every row of one flush shares one instant; ids follow the batch's order. The
  * statement is atomic: all rows are written, or none. Resolves to the number written.
  */
-export async function insertAuditRows(db: DatabasePool, rows: readonly QueuedAuditRow[]): Promise<number> {
+export async function insertAuditRows(db: Pick<DatabasePool, 'query'>, rows: readonly QueuedAuditRow[]): Promise<number> {
   if (rows.length === 0) return 0;
   const text = (pick: (row: QueuedAuditRow) => string | null) =>
     sql.fragment`unnest(${sql.binary(encodePgArray('text', rows.map(pick)))}::text[])`;

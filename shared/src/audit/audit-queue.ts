@@ -1,46 +1,78 @@
 import type { Redis } from '../redis/index.ts';
-import type { AuditQueueStatus } from './audit-types.ts';
 
 /** The Redis list rows wait in (under REDIS_PREFIX, which the `commands` client adds). */
 export const AUDIT_QUEUE_KEY = 'audit:queue';
-/** A hash of drop counters, read by `GET /api/status`. */
-export const AUDIT_DROPS_KEY = 'audit:dropped';
 
-/** Fields of the drop-counter hash. */
-export const AUDIT_DROP_FIELDS = {
-  queueOverflow: 'queue_overflow',
-  flushFailed: 'flush_failed',
-  unreadable: 'unreadable',
-} as const;
+/** Where Redis keeps the last sequence number it took from one producer (expires a day after its last push). */
+export const auditProducerKey = (producerId: string) => `audit:producer:${producerId}`;
 
 /**
  * Design 4.6: one atomic script, so that producers on several processes can never push the list past
- * its capacity between a length check and a push. A refused row is counted in the same step.
- * KEYS: queue, drop counters. ARGV: the row, the capacity. Returns 1 when queued, 0 when dropped.
+ * its capacity between a length check and a push. It takes a batch of one producer's rows in order, and
+ * numbers each row it queues with the producer's next sequence number (the numbers are contiguous per
+ * producer, so the writer can tell rows lost with Redis's data from rows never queued).
+ * A batch whose answer was lost may be sent again with the same first number: the rows Redis already
+ * took are skipped, so no row is queued twice.
+ * KEYS: queue, producer key. ARGV: capacity, producer id, first sequence number, the rows (JSON objects).
+ * Returns { already queued by an earlier send, queued now, refused for lack of room }.
  */
-const ENQUEUE_LUA = `
-if redis.call('LLEN', KEYS[1]) >= tonumber(ARGV[2]) then
-  redis.call('HINCRBY', KEYS[2], '${AUDIT_DROP_FIELDS.queueOverflow}', 1)
-  return 0
+const PUSH_BATCH_LUA = `
+local first = tonumber(ARGV[3])
+local count = #ARGV - 3
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+local already = 0
+if last >= first then already = math.min(last - first + 1, count) end
+local room = tonumber(ARGV[1]) - redis.call('LLEN', KEYS[1])
+local take = math.max(0, math.min(room, count - already))
+if take > 0 then
+  local entries = {}
+  for i = 1, take do
+    local index = already + i
+    local row = ARGV[3 + index]
+    entries[i] = string.sub(row, 1, -2) .. ',"producer":"' .. ARGV[2] .. '","seq":' .. string.format('%d', first + index - 1) .. '}'
+  end
+  redis.call('RPUSH', KEYS[1], unpack(entries))
+  redis.call('SET', KEYS[2], string.format('%d', first + already + take - 1), 'EX', 86400)
 end
-redis.call('RPUSH', KEYS[1], ARGV[1])
-return 1
+return { already, take, count - already - take }
 `;
 
 type AuditRedis = Redis & {
-  pcgAuditEnqueue(queueKey: string, dropsKey: string, row: string, capacity: string): Promise<number>;
+  pcgAuditPushBatch(queueKey: string, producerKey: string, capacity: string, producerId: string, firstSeq: string, ...rows: string[]): Promise<number[]>;
 };
 
 /** Defines the script on the client once (ioredis sends EVALSHA, loading the script when Redis lacks it). */
 function withAuditScripts(redis: Redis): AuditRedis {
-  if (!('pcgAuditEnqueue' in redis)) redis.defineCommand('pcgAuditEnqueue', { numberOfKeys: 2, lua: ENQUEUE_LUA });
+  if (!('pcgAuditPushBatch' in redis)) redis.defineCommand('pcgAuditPushBatch', { numberOfKeys: 2, lua: PUSH_BATCH_LUA });
   return redis as AuditRedis;
 }
 
-/** Pushes one serialised row unless the queue already holds `capacity` rows. Resolves to whether it was queued. */
-export async function enqueueAuditRow(redis: Redis, rowJson: string, capacity: number): Promise<boolean> {
-  const queued = await withAuditScripts(redis).pcgAuditEnqueue(AUDIT_QUEUE_KEY, AUDIT_DROPS_KEY, rowJson, String(capacity));
-  return queued === 1;
+export type PushBatchResult = {
+  /** Rows at the head of the batch that Redis already held from an earlier send. */
+  already: number;
+  /** Rows queued by this send. */
+  queued: number;
+  /** Rows at the tail refused because the queue was full. */
+  refused: number;
+};
+
+/**
+ * Pushes one producer's serialised rows (each a JSON object) in order, as many as the queue has room for;
+ * the rows queued are numbered from `firstSeq`.
+ */
+export async function pushAuditBatch(
+  redis: Redis,
+  batch: { producerId: string; firstSeq: number; rows: readonly string[]; capacity: number },
+): Promise<PushBatchResult> {
+  const [already = 0, queued = 0, refused = 0] = await withAuditScripts(redis).pcgAuditPushBatch(
+    AUDIT_QUEUE_KEY,
+    auditProducerKey(batch.producerId),
+    String(batch.capacity),
+    batch.producerId,
+    String(batch.firstSeq),
+    ...batch.rows,
+  );
+  return { already, queued, refused };
 }
 
 /**
@@ -51,28 +83,7 @@ export async function takeAuditBatch(redis: Redis, max: number): Promise<string[
   return (await redis.lpop(AUDIT_QUEUE_KEY, max)) ?? [];
 }
 
-export async function countAuditDrops(
-  redis: Redis,
-  reason: keyof typeof AUDIT_DROP_FIELDS,
-  rows: number,
-): Promise<void> {
-  await redis.hincrby(AUDIT_DROPS_KEY, AUDIT_DROP_FIELDS[reason], rows);
-}
-
-function counter(value: string | undefined): number {
-  const parsed = Number(value ?? 0);
-  return Number.isSafeInteger(parsed) ? parsed : 0;
-}
-
-/** The queue depth and the drop counters, for `GET /api/status`. */
-export async function readAuditQueueStatus(redis: Redis): Promise<AuditQueueStatus> {
-  const [queued, drops] = await Promise.all([redis.llen(AUDIT_QUEUE_KEY), redis.hgetall(AUDIT_DROPS_KEY)]);
-  return {
-    queued,
-    dropped: {
-      queueOverflow: counter(drops[AUDIT_DROP_FIELDS.queueOverflow]),
-      flushFailed: counter(drops[AUDIT_DROP_FIELDS.flushFailed]),
-      unreadable: counter(drops[AUDIT_DROP_FIELDS.unreadable]),
-    },
-  };
+/** Rows waiting in the queue now, for `GET /api/status`. */
+export async function readAuditQueueDepth(redis: Redis): Promise<number> {
+  return redis.llen(AUDIT_QUEUE_KEY);
 }

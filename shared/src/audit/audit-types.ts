@@ -69,6 +69,16 @@ export const QueuedAuditRowSchema = z.object({
 });
 export type QueuedAuditRow = z.infer<typeof QueuedAuditRowSchema>;
 
+/**
+ * A queue entry as the writer reads it: the row, plus the producer and sequence number the enqueue script
+ * gave it (absent on entries pushed by other means, which are written without being accounted for).
+ */
+export const QueuedAuditEntrySchema = QueuedAuditRowSchema.extend({
+  producer: z.string().min(1).optional(),
+  seq: z.number().int().positive().optional(),
+});
+export type QueuedAuditEntry = z.infer<typeof QueuedAuditEntrySchema>;
+
 /** A row as `GET /api/audit` serves it: spec 2.3 without `user_id`; `id` as a string, `created_at` ISO with ms. */
 export const AuditRowSchema = z.object({
   id: z.string(),
@@ -84,17 +94,3 @@ export const AuditRowSchema = z.object({
   created_at: z.string(),
 });
 export type AuditRow = z.infer<typeof AuditRowSchema>;
-
-/** Drop and queue counters the audit transport keeps in Redis, for `GET /api/status`. */
-export type AuditQueueStatus = {
-  /** Rows waiting in the queue now. */
-  queued: number;
-  dropped: {
-    /** Refused by the enqueue script because the queue held `AUDIT_QUEUE_CAPACITY` rows. */
-    queueOverflow: number;
-    /** Popped by the writer and lost because their INSERT failed. */
-    flushFailed: number;
-    /** Queue entries the writer could not read (never produced by this version). */
-    unreadable: number;
-  };
-};

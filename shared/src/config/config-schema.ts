@@ -75,6 +75,8 @@ export const auditConfig = z.object({
   AUDIT_FLUSH_MS: positiveInt.default(1000),
   /** Audit rows queued in Redis before new rows are dropped; default 100000. */
   AUDIT_QUEUE_CAPACITY: positiveInt.default(100_000),
+  /** Audit rows each producer holds in memory while Redis is unreachable, before new rows are dropped; default 50000. */
+  AUDIT_BUFFER_CAPACITY: positiveInt.default(50_000),
 });
 
 export const dataDirConfig = z.object({

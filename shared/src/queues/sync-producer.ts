@@ -44,8 +44,26 @@ export function createSyncProducer(queue: Queue) {
 
 export type SyncProducer = ReturnType<typeof createSyncProducer>;
 
+export type OpenSyncProducer = SyncProducer & {
+  /**
+   * Calls `listener` each time the producer's connection is ready again after losing Redis (whose data,
+   * schedulers included, may be gone with it); returns a function that removes the listener.
+   */
+  onReconnect(listener: () => void): Promise<() => void>;
+  close(): Promise<void>;
+};
+
 /** Opens a fail-fast producer queue for `sync` and wraps it; `close()` releases the connection. */
-export async function openSyncProducer(settings: RedisSettings, log: Logger): Promise<SyncProducer & { close(): Promise<void> }> {
+export async function openSyncProducer(settings: RedisSettings, log: Logger): Promise<OpenSyncProducer> {
   const queue = await openQueue(settings, 'sync', log);
-  return { ...createSyncProducer(queue), close: () => queue.close() };
+  return {
+    ...createSyncProducer(queue),
+    async onReconnect(listener) {
+      const backend = queue.getBackend();
+      // The queue is ready when opened, so every later 'ready' follows a lost connection.
+      backend.on('ready', listener);
+      return () => void backend.off('ready', listener);
+    },
+    close: () => queue.close(),
+  };
 }

@@ -1,1 +1,2 @@
 export * from './gateway-heartbeat.ts';
+export * from './dependency-probe.ts';

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { readAuditQueueStatus } from '@pcg/shared/audit';
+import { readAuditDrops, readAuditQueueDepth } from '@pcg/shared/audit';
 import type { Logger } from '@pcg/shared/logger';
 import { openQueue, type QueueName } from '@pcg/shared/queues';
 import type { Redis, RedisSettings } from '@pcg/shared/redis';
-import { MCP_NOT_SERVED, readHeartbeat } from '@pcg/shared/status';
+import { MCP_NOT_SERVED, readHeartbeat, readPart, readRedisPart, type Dependency, type PartResult } from '@pcg/shared/status';
 
 const ConnectionStatusRow = z.object({
   id: z.string(),
@@ -17,9 +17,15 @@ const ConnectionStatusRow = z.object({
   last_error: z.string().nullable(),
 });
 
+/** What a part the status page could not read says instead of its value. */
+export const statusPartDown = (dependency: Dependency) => ({ unavailable: `${dependency} is unreachable` });
+
 /**
  * GET /api/status (design 4.4): whether MCP is being served, queue depths, the last sync of every
  * connection and the audit rows dropped. Behind the Host check; reading it is not recorded.
+ * It answers even while Redis or Postgres is down, which is when an operator needs it most: each part
+ * is read on its own, `dependencies` says which store is down, a part that needs it says it is
+ * unavailable, and the status is 503 until every dependency answers again (so a monitor sees the fault).
  */
 export function registerStatusRoute(app: FastifyInstance, deps: { db: DatabasePool; redis: Redis; settings: RedisSettings; log: Logger }): void {
   const queues = new Map<QueueName, ReturnType<typeof openQueue>>();
@@ -27,39 +33,47 @@ export function registerStatusRoute(app: FastifyInstance, deps: { db: DatabasePo
     let opened = queues.get(name);
     if (!opened) {
       opened = openQueue(deps.settings, name, deps.log, `${name}-status`);
+      // A queue that could not be opened (Redis away) is opened again next time.
+      opened.catch(() => queues.delete(name));
       queues.set(name, opened);
     }
     return opened;
   };
   app.addHook('onClose', async () => {
-    for (const opened of queues.values()) await (await opened).close();
+    for (const opened of queues.values()) await (await opened.catch(() => undefined))?.close();
   });
 
-  const depth = async (name: QueueName) => {
-    try {
-      return await (await queue(name)).getJobCounts('waiting', 'active', 'delayed', 'failed');
-    } catch {
-      return null;
-    }
-  };
+  const depth = (name: QueueName) => readRedisPart(deps.redis, async () => (await queue(name)).getJobCounts('waiting', 'active', 'delayed', 'failed'));
+  const value = <T>(part: PartResult<T>) => (part.ok ? part.value : statusPartDown(part.down));
 
-  app.get('/api/status', async () => {
-    const [heartbeat, sync, live, audit, connections] = await Promise.all([
-      readHeartbeat(deps.redis),
+  app.get('/api/status', async (_request, reply) => {
+    const [heartbeat, sync, live, queued, dropped, connections] = await Promise.all([
+      readRedisPart(deps.redis, () => readHeartbeat(deps.redis)),
       depth('sync'),
       depth('live'),
-      readAuditQueueStatus(deps.redis),
-      deps.db.any(sql.type(ConnectionStatusRow)`
-        SELECT id::text AS id, sector, provider, display_name, status, last_synced_at, last_error
-        FROM connections WHERE user_id = 1 ORDER BY sector, created_at, id`),
+      readRedisPart(deps.redis, () => readAuditQueueDepth(deps.redis)),
+      readPart('postgres', () => readAuditDrops(deps.db)),
+      readPart('postgres', () =>
+        deps.db.any(sql.type(ConnectionStatusRow)`
+          SELECT id::text AS id, sector, provider, display_name, status, last_synced_at, last_error
+          FROM connections WHERE user_id = 1 ORDER BY sector, created_at, id`),
+      ),
     ]);
+    const parts = [heartbeat, sync, live, queued, dropped, connections];
+    const down = new Set(parts.flatMap((part) => (part.ok ? [] : [part.down])));
+    const dependencies = { postgres: down.has('postgres') ? 'down' : 'up', redis: down.has('redis') ? 'down' : 'up' };
+    if (down.size > 0) deps.log.warn({ dependencies }, 'status read with a dependency down');
+    reply.code(down.size > 0 ? 503 : 200);
     return {
-      mcp: heartbeat
-        ? { served: true, address: heartbeat.address, sessions: heartbeat.sessions, lastSeenAt: heartbeat.at }
-        : { served: false, message: MCP_NOT_SERVED },
-      queues: { sync, live },
-      connections,
-      audit,
+      dependencies,
+      mcp: !heartbeat.ok
+        ? { served: null, ...statusPartDown(heartbeat.down) }
+        : heartbeat.value
+          ? { served: true, address: heartbeat.value.address, sessions: heartbeat.value.sessions, lastSeenAt: heartbeat.value.at }
+          : { served: false, message: MCP_NOT_SERVED },
+      queues: { sync: value(sync), live: value(live) },
+      connections: value(connections),
+      audit: { queued: value(queued), dropped: value(dropped) },
     };
   });
 }

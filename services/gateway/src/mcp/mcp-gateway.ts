@@ -48,7 +48,7 @@ const FORM_KEY_SETTING = 'bridge_form_key';
 export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayDeps) {
   const { config, log, db, redis, live, now, bridge } = deps;
   const clock = now ?? (() => new Date());
-  const audit = createAuditProducer({ redis, settings: config, log });
+  const audit = createAuditProducer({ redis, db, source: 'gateway', settings: config, log });
   const throttle = createRefusalThrottle({ redis, recorder: audit, log });
   const resolver = createKeyResolver({ db, log });
   const agents = createAgentQueries(db);

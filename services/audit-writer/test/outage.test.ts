@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AUDIT_LOG_LINES, createAuditProducer, readAuditDrops, type AuditDropCounts } from '@pcg/shared/audit';
+import { createPool, sql, type DatabasePool } from '@pcg/shared/db';
+import { createRedis, type Redis } from '@pcg/shared/redis';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { z } from 'zod';
+import { startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from '../../../test/support/own-stores.ts';
+import { loadSequenceMarks } from '../src/sequence-marks.ts';
+import { createAuditWriter } from '../src/writer.ts';
+
+// Stores of this file's own, stopped and started again: never the run's shared ones.
+const testEnv = useTestEnvironment();
+const HOUR = 3_600_000;
+const clients: Redis[] = [];
+const commands = (url: string, prefix: string) => {
+  const client = createRedis({ REDIS_URL: url, REDIS_PREFIX: prefix }, 'commands');
+  client.on('error', () => {});
+  clients.push(client);
+  return client;
+};
+const written = (db: DatabasePool) => db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM audit_log`);
+const total = (drops: AuditDropCounts) => Object.values(drops).reduce((sum, rows) => sum + rows, 0);
+const event = (index: number) => ({ agentId: 'claude', tool: 'query', sector: 'finance', decision: 'allow' as const, outcome: 'ok' as const, requestId: `r-${index}` });
+
+afterAll(async () => {
+  for (const client of clients) client.disconnect();
+});
+
+describe('audit rows across a Redis outage', () => {
+  let redis: OwnRedis;
+  beforeAll(async () => {
+    redis = await startOwnRedis();
+  });
+  afterAll(async () => redis?.dispose());
+
+  it('writes or counts every row produced: held rows go out when Redis returns, and rows lost with its data are counted', async () => {
+    const producerLog = createCapturingLogger('gateway');
+    const writerLog = createCapturingLogger('audit-writer');
+    const producer = createAuditProducer({
+      redis: commands(redis.url, testEnv.redisPrefix),
+      db: testEnv.db,
+      source: 'gateway',
+      settings: { AUDIT_QUEUE_CAPACITY: 100_000, AUDIT_BUFFER_CAPACITY: 500 },
+      log: producerLog.log,
+    });
+    const writer = createAuditWriter({
+      db: testEnv.db,
+      redis: commands(redis.url, testEnv.redisPrefix),
+      log: writerLog.log,
+      flushMs: HOUR,
+      marks: await loadSequenceMarks(testEnv.db),
+    });
+    let produced = 0;
+    const produce = (rows: number) => {
+      for (let index = 0; index < rows; index += 1) producer.record(event((produced += 1)));
+    };
+
+    produce(300);
+    await producer.drain();
+    await writer.flush();
+    produce(200);
+    await producer.drain();
+    // 200 rows wait in Redis when it stops, and go with it (it keeps nothing on disk).
+    await redis.stop();
+    produce(800); // 500 held in the buffer, 300 past it
+    await writer.flush(); // finds Redis away: takes nothing
+    await redis.start();
+    await waitFor(() => (producer.stats().buffered === 0 ? true : undefined), 20_000, 'the held rows to go out');
+    produce(100);
+    await producer.drain();
+    while ((await writer.flush()).taken > 0);
+
+    const drops = await readAuditDrops(testEnv.db);
+    expect(drops).toMatchObject({ lostWithRedis: 200, bufferOverflow: 300 });
+    expect(await written(testEnv.db)).toBe(300 + 500 + 100);
+    expect(await written(testEnv.db) + total(drops)).toBe(produced);
+  });
+});
+
+describe('audit rows across a Postgres outage', () => {
+  let postgres: OwnPostgres;
+  let redis: OwnRedis;
+  let db: DatabasePool;
+  beforeAll(async () => {
+    [postgres, redis] = await Promise.all([startOwnPostgres(), startOwnRedis()]);
+    db = await createPool(postgres.databaseUrl, { maximumPoolSize: 2 });
+  });
+  afterAll(async () => {
+    await db?.end();
+    await redis?.dispose();
+    await postgres?.dispose();
+  });
+
+  it('drops a batch whose flush failed with the exact log line, and counts it in Postgres once Postgres is back', async () => {
+    const writerLog = createCapturingLogger('audit-writer');
+    const producer = createAuditProducer({ redis: commands(redis.url, 'own:'), db, source: 'console', settings: { AUDIT_QUEUE_CAPACITY: 1000 }, log: createCapturingLogger().log });
+    const writer = createAuditWriter({ db, redis: commands(redis.url, 'own:'), log: writerLog.log, flushMs: HOUR, marks: await loadSequenceMarks(db) });
+    for (let index = 0; index < 40; index += 1) producer.record(event(index));
+    await producer.drain();
+    await writer.flush();
+    for (let index = 40; index < 70; index += 1) producer.record(event(index));
+    await producer.drain();
+
+    await postgres.stop();
+    expect(await writer.flush()).toEqual({ taken: 30, written: 0, dropped: 30 });
+    expect(writerLog.lines().some((line) => line.includes(`${AUDIT_LOG_LINES.flushFailed} 30`))).toBe(true);
+    await postgres.start();
+    // The next flush finds nothing to write and stores the count it kept.
+    await waitFor(async () => {
+      await writer.flush();
+      return (await readAuditDrops(db).catch(() => undefined))?.flushFailed === 30 ? true : undefined;
+    }, 20_000, 'the kept count to be stored');
+    expect(await written(db)).toBe(40);
+    expect(await written(db) + total(await readAuditDrops(db))).toBe(70);
+  });
+});

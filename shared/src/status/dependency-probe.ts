@@ -1,0 +1,35 @@
+import type { Redis } from '../redis/index.ts';
+
+/** The stores `GET /api/status` depends on. */
+export type Dependency = 'postgres' | 'redis';
+
+/** What one read for the status page gave: its value, or the dependency that kept it from answering. */
+export type PartResult<T> = { ok: true; value: T } | { ok: false; down: Dependency };
+
+/** How long one status read may take before its store counts as down; a status page must answer quickly. */
+export const STATUS_READ_TIMEOUT_MS = 2_000;
+
+/**
+ * Runs one read of the status page, turning a failure or a timeout into "this dependency is down", so that
+ * one store being away never takes the whole answer with it.
+ */
+export async function readPart<T>(down: Dependency, read: () => Promise<T>, timeoutMs = STATUS_READ_TIMEOUT_MS): Promise<PartResult<T>> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<PartResult<T>>((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, down }), timeoutMs);
+  });
+  try {
+    return await Promise.race([read().then((value): PartResult<T> => ({ ok: true, value }), (): PartResult<T> => ({ ok: false, down })), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A read that needs Redis: refused at once while the client is not connected, rather than waiting in the
+ * client's offline queue for a reconnect that may be seconds away.
+ */
+export function readRedisPart<T>(redis: Redis, read: () => Promise<T>): Promise<PartResult<T>> {
+  if (redis.status !== 'ready') return Promise.resolve({ ok: false, down: 'redis' });
+  return readPart('redis', read);
+}
