@@ -1,3 +1,5 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from '@pcg/shared/db';
 import { createAgentEventPublisher, createAgentService } from '@pcg/shared/grants';
@@ -90,5 +92,16 @@ describe('an MCP session and the grant it holds', () => {
     // The one place a call could carry it, a parameter, is redacted by name (spec 8).
     expect(rows.find((row) => String(row.argsJson).includes('"key"'))?.argsJson).toContain('"key":"[redacted]"');
     expect(JSON.stringify(rows)).not.toContain(key.slice('pcg_'.length));
+  });
+});
+
+describe('the transports offered to agents', () => {
+  it('is Streamable HTTP only: the gateway builds no stdio transport', async () => {
+    const src = path.resolve(import.meta.dirname, '../../services/gateway/src');
+    const files = (await readdir(src, { recursive: true })).filter((name) => name.endsWith('.ts'));
+    const texts = await Promise.all(files.map((name) => readFile(path.join(src, name), 'utf8')));
+    const sdkServerImports = texts.flatMap((text) => [...text.matchAll(/['"]@modelcontextprotocol\/sdk\/server\/([\w./-]+)['"]/g)].map((match) => match[1]));
+    expect(new Set(sdkServerImports)).toEqual(new Set(['index.js', 'streamableHttp.js']));
+    expect(texts.filter((text) => /Stdio\w*Transport/i.test(text))).toEqual([]);
   });
 });
