@@ -1,0 +1,107 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sql } from '@pcg/shared/db';
+import { createAgentEventPublisher, createAgentService } from '@pcg/shared/grants';
+import { createCapturingLogger, createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import type { RunningGateway } from '../../services/gateway/src/service.ts';
+import { connectAgent, rawInitialize, rawMcp, startTestGateway } from '../../services/gateway/test/gateway-harness.ts';
+
+// Spec 2.4, 3.1, 3.2, 4.1 and 5 (agent port): what an MCP session holds, and what a key event changes for the next one.
+const testEnv = useTestEnvironment();
+let gateway: RunningGateway;
+
+beforeAll(async () => {
+  gateway = await startTestGateway(testEnv);
+});
+afterAll(async () => gateway.close());
+beforeEach(async () => {
+  await takeQueuedAuditRows(testEnv.redis);
+});
+
+const sectorsOf = async (client: Awaited<ReturnType<typeof connectAgent>>['client']) =>
+  (JSON.parse(((await client.callTool({ name: 'describe_context', arguments: {} })).content as Array<{ text: string }>)[0]?.text ?? '') as { sectors: string[] })
+    .sectors;
+
+describe('an MCP session and the grant it holds', () => {
+  it('keeps the grant resolved at initialize: later tool calls do not re-read the store', async () => {
+    const key = await createTestAgent(testEnv.db, { name: 'resolved-once', sectors: ['finance'] });
+    const { client } = await connectAgent(gateway.address, key);
+    expect(await sectorsOf(client)).toEqual(['finance']);
+
+    // The stored list changes behind the gateway's back: no key event, no new generation.
+    await testEnv.db.query(sql.unsafe`UPDATE agents SET sectors = '{mail}' WHERE name = 'resolved-once'`);
+    expect(await sectorsOf(client)).toEqual(['finance']);
+    expect((await client.callTool({ name: 'query', arguments: { object: 'mail.message' } })).isError).toBe(true);
+    expect((await client.callTool({ name: 'query', arguments: { object: 'finance.transaction' } })).isError).toBeFalsy();
+
+    // The store did change: a new session resolves the key again and sees it.
+    const { client: next } = await connectAgent(gateway.address, key);
+    expect(await sectorsOf(next)).toEqual(['mail']);
+    await client.close();
+    await next.close();
+  });
+
+  it('applies edited sectors from the next session, after the edit ended the old one', async () => {
+    const key = await createTestAgent(testEnv.db, { name: 'edited-sectors', sectors: ['finance'] });
+    const before = await rawInitialize(gateway.address, key);
+    const agents = createAgentService({
+      db: testEnv.db,
+      events: createAgentEventPublisher(testEnv.redis, { REDIS_PREFIX: testEnv.redisPrefix }),
+      log: createCapturingLogger().log,
+    });
+    await agents.update('edited-sectors', { sectors: ['health', 'home'] });
+    const listTools = { 'mcp-session-id': before, authorization: `Bearer ${key}` };
+    await waitFor(async () => ((await rawMcp(gateway.address, { headers: listTools, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' } })).status === 404 ? true : undefined), 1_000, 'the old session to end');
+    const { client } = await connectAgent(gateway.address, key);
+    expect(await sectorsOf(client)).toEqual(['health', 'home']);
+    await client.close();
+  });
+
+  it('opens the session\'s event stream on GET /mcp with the Mcp-Session-Id header', async () => {
+    const key = await createTestAgent(testEnv.db, { name: 'streaming', sectors: [] });
+    const id = await rawInitialize(gateway.address, key);
+    const abort = new AbortController();
+    try {
+      const stream = await fetch(`${gateway.address}/mcp`, {
+        method: 'GET',
+        headers: { 'mcp-session-id': id, authorization: `Bearer ${key}`, accept: 'text/event-stream' },
+        signal: abort.signal,
+      });
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(stream.headers.get('mcp-session-id')).toBe(id);
+    } finally {
+      abort.abort();
+    }
+  });
+
+  it('never puts the agent key in the audit record of its calls', async () => {
+    const key = await createTestAgent(testEnv.db, { name: 'key-not-audited', sectors: ['finance'] });
+    const { client } = await connectAgent(gateway.address, key);
+    await client.callTool({ name: 'describe_context', arguments: {} });
+    await client.callTool({ name: 'query', arguments: { object: 'mail.message' } });
+    await client.callTool({ name: 'query', arguments: { object: 'finance.transaction', key } });
+    await client.close();
+    await rawMcp(gateway.address, { headers: { authorization: `Bearer ${key}x` }, body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: {} } });
+    const rows = await waitFor(async () => {
+      const queued = await takeQueuedAuditRows(testEnv.redis);
+      return queued.length >= 3 ? queued : undefined;
+    });
+    expect(rows.map((row) => row.agentId)).toContain('key-not-audited');
+    // The one place a call could carry it, a parameter, is redacted by name (spec 8).
+    expect(rows.find((row) => String(row.argsJson).includes('"key"'))?.argsJson).toContain('"key":"[redacted]"');
+    expect(JSON.stringify(rows)).not.toContain(key.slice('pcg_'.length));
+  });
+});
+
+describe('the transports offered to agents', () => {
+  it('is Streamable HTTP only: the gateway builds no stdio transport', async () => {
+    const src = path.resolve(import.meta.dirname, '../../services/gateway/src');
+    const files = (await readdir(src, { recursive: true })).filter((name) => name.endsWith('.ts'));
+    const texts = await Promise.all(files.map((name) => readFile(path.join(src, name), 'utf8')));
+    const sdkServerImports = texts.flatMap((text) => [...text.matchAll(/['"]@modelcontextprotocol\/sdk\/server\/([\w./-]+)['"]/g)].map((match) => match[1]));
+    expect(new Set(sdkServerImports)).toEqual(new Set(['index.js', 'streamableHttp.js']));
+    expect(texts.filter((text) => /Stdio\w*Transport/i.test(text))).toEqual([]);
+  });
+});
