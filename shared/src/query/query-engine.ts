@@ -2,11 +2,11 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { loadOrCreateSecret } from '../db/index.ts';
 import type { ObjectDef } from '../sectors/index.ts';
-import { createCursorCodec, queryShape, type CursorCodec } from './query-cursor.ts';
+import { createCursorCodec, CURSOR_SHAPE_MISMATCH, queryShape, type CursorCodec } from './query-cursor.ts';
 import { describeZodError, QueryError } from './query-errors.ts';
 import { QueryInputSchema, type QueryResult } from './query-input.ts';
 import { planQuery } from './query-plan.ts';
-import { aggregateSql, pageSql } from './query-sql.ts';
+import { aggregateSql, cursorColumn, pageSql } from './query-sql.ts';
 
 const AnyRow = z.record(z.string(), z.unknown());
 
@@ -39,7 +39,7 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
 
       const shape = queryShape(plan);
       const cursorValues = parsed.data.cursor ? (await cursors()).decode(shape, parsed.data.cursor) : undefined;
-      if (cursorValues && cursorValues.length !== plan.order.length) throw new QueryError('cursor: it belongs to another query');
+      if (cursorValues && cursorValues.length !== plan.order.length) throw new QueryError(CURSOR_SHAPE_MISMATCH);
       const rows = await db.any(sql.type(AnyRow)`${pageSql(plan, cursorValues)}`);
       const hasMore = rows.length > plan.limit;
       const page = rows.slice(0, plan.limit);
@@ -51,7 +51,7 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
         has_more: hasMore,
       };
       const last = page.at(-1);
-      if (hasMore && last) result.next_cursor = (await cursors()).encode(shape, plan.order.map((entry) => last[entry.field.name] ?? null));
+      if (hasMore && last) result.next_cursor = (await cursors()).encode(shape, plan.order.map((_, i) => (last[cursorColumn(i)] as string | null) ?? null));
       return result;
     },
 
