@@ -29,6 +29,9 @@ export type ReadServiceDeps = {
   now?: () => Date;
 };
 
+/** The answer to a query whose input is missing or not a JSON object (a bare `null`, a list, a string). */
+export const QUERY_BODY_EXPECTED = 'query: send a JSON object naming the object to read, e.g. {"object": "finance.transaction", "limit": 10}';
+
 /** A connection is stale when it has not synced for this long. */
 const STALE_AFTER_SECONDS = 24 * 60 * 60;
 
@@ -122,6 +125,7 @@ export function createReadService(deps: ReadServiceDeps) {
 
     query(caller: Caller, input: unknown): Promise<QueryResult> {
       return audited(caller, 'query', input, targetOf(caller, input), async (sector) => {
+        if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ValidationError(QUERY_BODY_EXPECTED);
         const name = (input as { object?: unknown }).object;
         if (typeof name !== 'string' || sector === null) throw new ValidationError("object: name the object to read, e.g. 'finance.transaction'");
         const result = await deps.engine.query(objectOf(name, sector as Sector), input);
