@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAuditProducer } from '@pcg/shared/audit';
 import { upsertRecords } from '@pcg/shared/cache';
 import { loadConfig } from '@pcg/shared/config';
+import { sql } from '@pcg/shared/db';
 import { createKeyResolver, type Grant } from '@pcg/shared/grants';
 import { createQueryEngine, EXPECTED_DATE, EXPECTED_INSTANT, EXPECTED_TEXT } from '@pcg/shared/query';
 import { createReadService, QUERY_BODY_EXPECTED } from '@pcg/shared/reads';
@@ -77,6 +78,47 @@ describe('read mirror keys (spec 5, 7)', () => {
     expect(response.statusCode).toBe(403);
     expect(response.json()).toMatchObject({ error: 'access denied: revoked' });
     expect(await takeQueuedAuditRows(testEnv.redis)).toEqual([]);
+  });
+});
+
+describe('read mirror: expired keys and no throttling (spec 3.1, 5 rule 9, 7, 8)', () => {
+  it('answers 403 access denied: expired once the deadline has passed, on every read, and leaves no audit row', async () => {
+    const key = await createTestAgent(testEnv.db, { name: 'soon-expired', sectors: ['finance'], expiresInDays: 30 });
+    expect((await app.inject({ method: 'GET', url: '/api/context', headers: bearer(key) })).statusCode).toBe(200);
+    await testEnv.db.query(sql.unsafe`UPDATE agents SET expires_at = now() - interval '1 second' WHERE name = 'soon-expired'`);
+    await takeQueuedAuditRows(testEnv.redis);
+    const reads = [
+      { method: 'GET', url: '/api/context' },
+      { method: 'GET', url: '/api/schema?sector=finance' },
+      { method: 'POST', url: '/api/query', payload: { object: 'finance.transaction' } },
+      { method: 'GET', url: '/api/records/finance/x' },
+      { method: 'POST', url: '/api/fetch_live', payload: { object: 'finance.account' } },
+    ] as const;
+    for (const read of reads) {
+      const response = await app.inject({ ...read, headers: bearer(key) });
+      expect(response.statusCode).toBe(403);
+      expect(response.json()).toMatchObject({ error: 'access denied: expired' });
+    }
+    expect(await takeQueuedAuditRows(testEnv.redis)).toEqual([]);
+  });
+
+  it('never throttles a wrong key: 200 in a row all get 403 (never 429), and the right key is served right after', async () => {
+    const wrong = `pcg_${'B'.repeat(43)}`;
+    const statuses = new Set<number>();
+    for (let i = 0; i < 200; i += 1) {
+      statuses.add((await app.inject({ method: 'POST', url: '/api/query', headers: bearer(wrong), payload: { object: 'finance.transaction' } })).statusCode);
+    }
+    expect([...statuses]).toEqual([403]);
+    const right = await app.inject({ method: 'POST', url: '/api/query', headers: bearer(financeKey), payload: { object: 'finance.transaction', limit: 1 } });
+    expect(right.statusCode).toBe(200);
+    expect(right.json()).toMatchObject({ row_count: 1 });
+  });
+
+  it('never throttles the mirror itself: 300 reads in a row with a good key are all served', async () => {
+    const statuses = new Set<number>();
+    for (let i = 0; i < 300; i += 1) statuses.add((await app.inject({ method: 'GET', url: '/api/context', headers: bearer(financeKey) })).statusCode);
+    expect([...statuses]).toEqual([200]);
+    await takeQueuedAuditRows(testEnv.redis);
   });
 });
 
