@@ -6,7 +6,7 @@ import type { Logger } from '../logger/index.ts';
 import { describeZodError, type QueryEngine, type QueryResult } from '../query/index.ts';
 import { CATALOGUE, findObject, isSector, objectsOfSector, type ObjectDef, type Sector } from '../sectors/index.ts';
 import { createCallGuard, grantedSectors } from './call-guard.ts';
-import { noActiveConnection, NotFoundError, RECORD_NOT_FOUND, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
+import { noActiveConnection, NotFoundError, pushedOnly, RECORD_NOT_FOUND, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
 import { findProvider } from '../providers/index.ts';
 import { activeConnections, connectionsInSectors, type ConnectionRow } from './reads-queries.ts';
 import {
@@ -164,7 +164,7 @@ export function createReadService(deps: ReadServiceDeps) {
               return !descriptor || (descriptor.signIn !== 'push' && descriptor.objects.includes(object.name));
             })
             .map(({ id }) => id);
-          if (connections.length === 0) throw new ValidationError(`${object.name} cannot be read live: its sources push their data; use query`);
+          if (connections.length === 0) throw pushedOnly(object.name);
           if (!deps.live) throw new UpstreamError('live reads are not available: the sync-worker is not connected');
           const rows: unknown[] = [];
           for (const connectionId of connections) {
