@@ -11,6 +11,9 @@ import type { QueryResult } from './query-input.ts';
 const testEnv = useTestEnvironment();
 let engine: QueryEngine;
 const sample = findObject('health.sample') as ObjectDef;
+const transaction = findObject('finance.transaction') as ObjectDef;
+/** The case as reported: 1,154 transactions sharing two synced_at values. */
+const REPORTED = 1_154;
 const account = findObject('finance.account') as ObjectDef;
 const TOTAL = 307;
 const LIMIT = 50;
@@ -39,18 +42,27 @@ beforeAll(async () => {
     source: 'plaid',
     records: Array.from({ length: 120 }, (_, i) => ({ source_id: `a${i}`, name: `Account ${i}`, currency: 'EUR' })),
   });
+  await upsertRecords(testEnv.db, {
+    object: 'finance.transaction',
+    connectionId: bank,
+    source: 'plaid',
+    records: Array.from({ length: REPORTED }, (_, i) => ({ source_id: `t${i}`, amount: '-1.00', currency: 'EUR', pending: false })),
+  });
+  await testEnv.db.query(sql.unsafe`
+    UPDATE finance_transactions SET synced_at = CASE WHEN source_id < 't5' THEN '2026-05-02T08:15:42.318552Z'::timestamptz
+                                                     ELSE '2026-05-02T08:15:43.907114Z'::timestamptz END`);
   await testEnv.db.query(sql.unsafe`
     UPDATE finance_accounts SET
       balance_as_of = '2026-03-01T00:00:00.000500Z'::timestamptz + (substring(source_id from 2)::int % 2) * interval '1 microsecond',
       consent_expires_at = '2026-06-01T00:00:00.999999Z'::timestamptz`);
 });
 
-async function walk(object: ObjectDef, orderBy: Array<{ field: string; direction: 'asc' | 'desc' }>) {
+async function walk(object: ObjectDef, orderBy: Array<{ field: string; direction: 'asc' | 'desc' }>, total = TOTAL) {
   const seen: string[] = [];
   let cursor: string | undefined;
   let last: QueryResult | undefined;
   // More pages than the rows could fill means the walk loops.
-  for (let pages = 0; pages <= Math.ceil(TOTAL / LIMIT) + 1; pages += 1) {
+  for (let pages = 0; pages <= Math.ceil(total / LIMIT) + 1; pages += 1) {
     last = await engine.query(object, { object: object.name, order_by: orderBy, limit: LIMIT, cursor });
     seen.push(...last.rows.map((row) => row.id as string));
     cursor = last.next_cursor;
@@ -83,6 +95,13 @@ describe('paging over microsecond timestamps (issue 12 item 1)', () => {
     const { seen, last } = await walk(account, [...orderBy]);
     expect(seen).toHaveLength(120);
     expect(new Set(seen).size).toBe(120);
+    expect(last?.has_more).toBe(false);
+  });
+
+  it.each(['asc', 'desc'] as const)('walks the reported 1,154 transactions exactly once, order_by synced_at %s, limit 50', async (direction) => {
+    const { seen, last } = await walk(transaction, [{ field: 'synced_at', direction }], REPORTED);
+    expect(seen).toHaveLength(REPORTED);
+    expect(new Set(seen).size).toBe(REPORTED);
     expect(last?.has_more).toBe(false);
   });
 
