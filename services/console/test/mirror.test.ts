@@ -3,9 +3,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAuditProducer } from '@pcg/shared/audit';
 import { upsertRecords } from '@pcg/shared/cache';
 import { loadConfig } from '@pcg/shared/config';
+import { sql } from '@pcg/shared/db';
 import { createKeyResolver, type Grant } from '@pcg/shared/grants';
-import { createQueryEngine } from '@pcg/shared/query';
-import { createReadService } from '@pcg/shared/reads';
+import { createQueryEngine, EXPECTED_DATE, EXPECTED_INSTANT, EXPECTED_TEXT } from '@pcg/shared/query';
+import { createReadService, QUERY_BODY_EXPECTED } from '@pcg/shared/reads';
 import {
   createCapturingLogger,
   createTestAgent,
@@ -80,6 +81,47 @@ describe('read mirror keys (spec 5, 7)', () => {
   });
 });
 
+describe('read mirror: expired keys and no throttling (spec 3.1, 5 rule 9, 7, 8)', () => {
+  it('answers 403 access denied: expired once the deadline has passed, on every read, and leaves no audit row', async () => {
+    const key = await createTestAgent(testEnv.db, { name: 'soon-expired', sectors: ['finance'], expiresInDays: 30 });
+    expect((await app.inject({ method: 'GET', url: '/api/context', headers: bearer(key) })).statusCode).toBe(200);
+    await testEnv.db.query(sql.unsafe`UPDATE agents SET expires_at = now() - interval '1 second' WHERE name = 'soon-expired'`);
+    await takeQueuedAuditRows(testEnv.redis);
+    const reads = [
+      { method: 'GET', url: '/api/context' },
+      { method: 'GET', url: '/api/schema?sector=finance' },
+      { method: 'POST', url: '/api/query', payload: { object: 'finance.transaction' } },
+      { method: 'GET', url: '/api/records/finance/x' },
+      { method: 'POST', url: '/api/fetch_live', payload: { object: 'finance.account' } },
+    ] as const;
+    for (const read of reads) {
+      const response = await app.inject({ ...read, headers: bearer(key) });
+      expect(response.statusCode).toBe(403);
+      expect(response.json()).toMatchObject({ error: 'access denied: expired' });
+    }
+    expect(await takeQueuedAuditRows(testEnv.redis)).toEqual([]);
+  });
+
+  it('never throttles a wrong key: 200 in a row all get 403 (never 429), and the right key is served right after', async () => {
+    const wrong = `pcg_${'B'.repeat(43)}`;
+    const statuses = new Set<number>();
+    for (let i = 0; i < 200; i += 1) {
+      statuses.add((await app.inject({ method: 'POST', url: '/api/query', headers: bearer(wrong), payload: { object: 'finance.transaction' } })).statusCode);
+    }
+    expect([...statuses]).toEqual([403]);
+    const right = await app.inject({ method: 'POST', url: '/api/query', headers: bearer(financeKey), payload: { object: 'finance.transaction', limit: 1 } });
+    expect(right.statusCode).toBe(200);
+    expect(right.json()).toMatchObject({ row_count: 1 });
+  });
+
+  it('never throttles the mirror itself: 300 reads in a row with a good key are all served', async () => {
+    const statuses = new Set<number>();
+    for (let i = 0; i < 300; i += 1) statuses.add((await app.inject({ method: 'GET', url: '/api/context', headers: bearer(financeKey) })).statusCode);
+    expect([...statuses]).toEqual([200]);
+    await takeQueuedAuditRows(testEnv.redis);
+  });
+});
+
 describe('read mirror answers (spec 4.4, 6)', () => {
   const service = () =>
     createReadService({
@@ -151,5 +193,76 @@ describe('operator inspector (spec 4.4, 6)', () => {
     expect((await app.inject({ method: 'GET', url: '/api/operator/context', headers: foreignHost })).statusCode).toBe(403);
     const wrongSector = await app.inject({ method: 'POST', url: '/api/data/mail', headers: local, payload: { object: 'finance.transaction' } });
     expect(wrongSector.statusCode).toBe(400);
+  });
+});
+
+describe('hostile bodies and values on the mirror and the inspector (issue 12 items 2, 9)', () => {
+  const local = { host: '127.0.0.1:8787' };
+  const query = (payload: unknown, headers: Record<string, string> = bearer(financeKey)) =>
+    app.inject({ method: 'POST', url: '/api/query', headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+  const inspect = (payload: unknown) =>
+    app.inject({ method: 'POST', url: '/api/data/finance', headers: { ...local, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+
+  it('answers 400 naming what to send for a query with no body, null or a non-object, and records the failed call', async () => {
+    const noBody = await app.inject({ method: 'POST', url: '/api/query', headers: bearer(financeKey) });
+    expect(noBody.statusCode).toBe(400);
+    expect(noBody.json()).toMatchObject({ error: QUERY_BODY_EXPECTED });
+    for (const payload of [null, [], 'finance.transaction', 7]) {
+      const response = await query(payload);
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({ error: QUERY_BODY_EXPECTED });
+    }
+    const rows = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.agentId === 'mirror-agent');
+    expect(rows).toHaveLength(5);
+    expect(rows.every((row) => row.tool === 'query' && row.decision === 'allow' && row.outcome === 'error')).toBe(true);
+  });
+
+  it('answers 400 naming the object to send for an inspector query with no body or null', async () => {
+    const noBody = await app.inject({ method: 'POST', url: '/api/data/finance', headers: local });
+    expect(noBody.statusCode).toBe(400);
+    expect(noBody.json().error).toMatch(/^object: name an object of sector 'finance'/);
+    for (const payload of [null, [], 'finance.transaction']) {
+      const response = await inspect(payload);
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error).toMatch(/^object: name an object of sector 'finance'/);
+    }
+  });
+
+  it.each([
+    ['February 30th', 'posted_on', '2026-02-30', `where.0.value: posted_on is date; expected ${EXPECTED_DATE}`],
+    ['April 31st', 'posted_on', '2026-04-31', 'where.0.value: posted_on is date'],
+    ['year 0000', 'posted_on', '0000-01-01', 'where.0.value: posted_on is date'],
+    ['an instant in year 10000', 'synced_at', '10000-01-01', `where.0.value: synced_at is timestamp; expected ${EXPECTED_INSTANT}`],
+    ['the last instant JavaScript holds', 'synced_at', '275760-09-13', 'where.0.value: synced_at is timestamp'],
+    ['a negative year', 'synced_at', '-000001-01-01T00:00:00Z', 'where.0.value: synced_at is timestamp'],
+    ['a NUL', 'description', 'a\u0000b', `where.0.value: description is string; expected ${EXPECTED_TEXT}`],
+    ['an unpaired surrogate', 'description', '\ud800', `where.0.value: description is string; expected ${EXPECTED_TEXT}`],
+  ])('answers 400 naming the field for %s, on the mirror and the inspector', async (_label, field, value, message) => {
+    const body = { object: 'finance.transaction', where: [{ field, op: 'gte', value }] };
+    for (const response of [await query(body), await inspect(body)]) {
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error).toContain(message);
+    }
+    const rows = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.agentId === 'mirror-agent');
+    expect(rows).toMatchObject([{ tool: 'query', decision: 'allow', outcome: 'error', sector: 'finance' }]);
+  });
+
+  it('answers 400 for a record id or a live id with a NUL or an unpaired surrogate', async () => {
+    for (const id of ['a%00b', '%ED%A0%80']) {
+      const record = await app.inject({ method: 'GET', url: `/api/records/finance/${id}`, headers: bearer(financeKey) });
+      expect(record.statusCode).toBeGreaterThanOrEqual(400);
+      expect(record.statusCode).toBeLessThan(500);
+    }
+    const record = await app.inject({ method: 'GET', url: '/api/records/finance/a%00b', headers: bearer(financeKey) });
+    expect(record.statusCode).toBe(400);
+    expect(record.json().error).toContain(EXPECTED_TEXT);
+    const fetched = await app.inject({
+      method: 'POST',
+      url: '/api/fetch_live',
+      headers: { ...bearer(financeKey), 'content-type': 'application/json' },
+      payload: JSON.stringify({ object: 'finance.account', id: 'x\u0000' }),
+    });
+    expect(fetched.statusCode).toBe(400);
+    expect(fetched.json().error).toContain(`id: ${EXPECTED_TEXT}`);
   });
 });

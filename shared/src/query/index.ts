@@ -3,3 +3,4 @@ export * from './query-errors.ts';
 export * from './query-plan.ts';
 export * from './query-cursor.ts';
 export * from './query-engine.ts';
+export * from './query-values.ts';

@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
 import { QueryError } from './query-errors.ts';
 import type { QueryPlan } from './query-plan.ts';
 
@@ -6,9 +7,16 @@ export const INVALID_CURSOR = 'cursor: not a cursor this gateway issued; pass ne
 export const CURSOR_SHAPE_MISMATCH =
   'cursor: it belongs to another query; repeat the same object, where and order_by as the query that returned it';
 
+/**
+ * Version of what a cursor holds: 2 is each order column's exact Postgres text. A cursor of version 1
+ * (served values, instants cut to milliseconds) would page wrongly, so it no longer matches any shape.
+ */
+const CURSOR_FORMAT = 2;
+
 /** What a cursor is bound to: the object, the filters and the order. The page size may change. */
 export function queryShape(plan: QueryPlan): string {
   const shape = {
+    f: CURSOR_FORMAT,
     o: plan.object.name,
     w: plan.filters.map((filter) => [filter.field.name, filter.op, filter.value]),
     s: plan.order.map((entry) => [entry.field.name, entry.direction]),
@@ -16,10 +24,15 @@ export function queryShape(plan: QueryPlan): string {
   return createHash('sha256').update(JSON.stringify(shape)).digest('base64url').slice(0, 22);
 }
 
+/** The order columns of the last row of the previous page, as Postgres's text of each (null when missing). */
+export type CursorValues = ReadonlyArray<string | null>;
+
+const PayloadSchema = z.object({ s: z.string(), v: z.array(z.string().nullable()) });
+
 export type CursorCodec = {
-  encode(shape: string, values: readonly unknown[]): string;
-  /** The order values of the last row of the previous page; throws a QueryError when tampered or foreign. */
-  decode(shape: string, cursor: string): unknown[];
+  encode(shape: string, values: CursorValues): string;
+  /** Throws a QueryError when the cursor is tampered with, foreign, or of another query. */
+  decode(shape: string, cursor: string): CursorValues;
 };
 
 export function createCursorCodec(key: Buffer): CursorCodec {
@@ -35,9 +48,10 @@ export function createCursorCodec(key: Buffer): CursorCodec {
       const expected = Buffer.from(sign(payload));
       const given = Buffer.from(signature);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new QueryError(INVALID_CURSOR);
-      const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { s: string; v: unknown[] };
-      if (decoded.s !== shape) throw new QueryError(CURSOR_SHAPE_MISMATCH);
-      return decoded.v;
+      const decoded = PayloadSchema.safeParse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
+      if (!decoded.success) throw new QueryError(INVALID_CURSOR);
+      if (decoded.data.s !== shape) throw new QueryError(CURSOR_SHAPE_MISMATCH);
+      return decoded.data.v;
     },
   };
 }

@@ -7,6 +7,7 @@ import { insertTestConnection, useTestEnvironment } from '../testing/index.ts';
 import { createQueryEngine, type QueryEngine } from './query-engine.ts';
 import { CURSOR_SHAPE_MISMATCH, INVALID_CURSOR } from './query-cursor.ts';
 import { QueryError } from './query-errors.ts';
+import { EXPECTED_DATE, EXPECTED_INSTANT, EXPECTED_TEXT } from './query-plan.ts';
 
 const testEnv = useTestEnvironment();
 let engine: QueryEngine;
@@ -79,6 +80,15 @@ describe('query operators', () => {
     const rows = (await q({ where: [{ field: 'labels', op: 'contains', value: 'finance' }] }, mail)).rows;
     expect(rows.map((row) => row.subject)).toEqual(['Invoice']);
     expect((await q({ where: [{ field: 'labels', op: 'contains', value: 'fin' }] }, mail)).rows).toEqual([]);
+  });
+
+  it.each([
+    ['a leap day', { field: 'posted_on', op: 'eq', value: '2024-02-29' }],
+    ['the first and last dates Postgres is asked to hold', { field: 'posted_on', op: 'between', value: ['0001-01-01', '9999-12-31'] }],
+    ['instants at both ends, with offsets', { field: 'synced_at', op: 'between', value: ['0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59.999999-15:00'] }],
+    ['an instant without seconds or offset (UTC)', { field: 'synced_at', op: 'gt', value: '2000-01-01T00:00' }],
+  ])('accepts %s', async (_label, filter) => {
+    await expect(q({ where: [filter], limit: 1 })).resolves.toMatchObject({ object: 'finance.transaction' });
   });
 
   it('filters instants given as ISO strings', async () => {
@@ -191,7 +201,23 @@ describe('hostile and malformed input: a clear QueryError, never a SQL error', (
     ['a 100 KB string', { where: [{ field: 'description', op: 'contains', value: 'x'.repeat(100_000) }] }, 'at most 1000 characters'],
     ['a NUL character', { where: [{ field: 'description', op: 'eq', value: 'a\u0000b' }] }, 'without NUL'],
     ['a malformed decimal', { where: [{ field: 'amount', op: 'lt', value: '12,50' }] }, 'amount is decimal; expected a decimal number'],
-    ['a malformed date', { where: [{ field: 'posted_on', op: 'eq', value: '2026-13-45' }] }, 'expected a date YYYY-MM-DD'],
+    ['a malformed date', { where: [{ field: 'posted_on', op: 'eq', value: '2026-13-45' }] }, `where.0.value: posted_on is date; expected ${EXPECTED_DATE}`],
+    // Dates and instants JavaScript accepts and Postgres refuses (issue 12 item 2).
+    ['February 30th', { where: [{ field: 'posted_on', op: 'eq', value: '2026-02-30' }] }, `where.0.value: posted_on is date; expected ${EXPECTED_DATE}`],
+    ['April 31st', { where: [{ field: 'posted_on', op: 'gte', value: '2026-04-31' }] }, `where.0.value: posted_on is date; expected ${EXPECTED_DATE}`],
+    ['year 0000', { where: [{ field: 'posted_on', op: 'lt', value: '0000-01-01' }] }, `where.0.value: posted_on is date; expected ${EXPECTED_DATE}`],
+    ['a bad date inside between', { where: [{ field: 'posted_on', op: 'between', value: ['2026-01-01', '2026-02-29'] }] }, 'where.0.value.1: posted_on is date'],
+    ['a bad date inside in', { where: [{ field: 'posted_on', op: 'in', value: ['2026-01-01', '2026-06-31'] }] }, 'where.0.value.1: posted_on is date'],
+    ['an instant in year 10000', { where: [{ field: 'synced_at', op: 'gt', value: '10000-01-01' }] }, `where.0.value: synced_at is timestamp; expected ${EXPECTED_INSTANT}`],
+    ['the last instant JavaScript holds', { where: [{ field: 'synced_at', op: 'lt', value: '275760-09-13' }] }, 'where.0.value: synced_at is timestamp'],
+    ['a negative year', { where: [{ field: 'synced_at', op: 'gt', value: '-000001-01-01T00:00:00Z' }] }, 'where.0.value: synced_at is timestamp'],
+    ['a six-digit year', { where: [{ field: 'synced_at', op: 'gt', value: '+010000-01-01T00:00:00Z' }] }, 'where.0.value: synced_at is timestamp'],
+    ['an instant on February 30th', { where: [{ field: 'synced_at', op: 'gt', value: '2026-02-30T10:00:00Z' }] }, 'where.0.value: synced_at is timestamp'],
+    ['an instant in year 0000', { where: [{ field: 'synced_at', op: 'gt', value: '0000-01-01T00:00:00Z' }] }, 'where.0.value: synced_at is timestamp'],
+    ['an offset Postgres refuses', { where: [{ field: 'synced_at', op: 'gt', value: '2026-03-01T00:00:00+16:00' }] }, 'where.0.value: synced_at is timestamp'],
+    ['free text JavaScript guesses at', { where: [{ field: 'synced_at', op: 'gt', value: '12' }] }, 'where.0.value: synced_at is timestamp'],
+    ['an unpaired surrogate', { where: [{ field: 'description', op: 'eq', value: 'a\ud800b' }] }, `where.0.value: description is string; expected ${EXPECTED_TEXT}`],
+    ['a NUL inside a list', { where: [{ field: 'category', op: 'in', value: ['dining', 'x\u0000'] }] }, `where.0.value.1: category is string; expected ${EXPECTED_TEXT}`],
     ['an unknown key', { filters: [] }, "unknown key 'filters'"],
     ['a json field filter', { where: [{ field: 'connection_id', op: 'contains', value: 'x' }] }, "op 'contains' does not apply to connection_id (uuid)"],
     ['a negative limit', { limit: -1 }, 'limit'],
@@ -220,5 +246,9 @@ describe('getRecord', () => {
     expect(record).toMatchObject({ id: row?.id, source: 'plaid' });
     expect(await engine.getRecord(tx, 'no-such-id')).toBeNull();
     expect(await engine.getRecord(tx, "' OR 1=1 --")).toBeNull();
+  });
+
+  it.each([['a NUL', 'a\u0000b'], ['an unpaired surrogate', '\udc00']])('refuses an id with %s as a QueryError', async (_label, id) => {
+    await expect(engine.getRecord(tx, id)).rejects.toThrow(new QueryError(`id: expected ${EXPECTED_TEXT}`));
   });
 });

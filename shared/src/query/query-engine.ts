@@ -1,12 +1,13 @@
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { loadOrCreateSecret } from '../db/index.ts';
 import type { ObjectDef } from '../sectors/index.ts';
-import { createCursorCodec, queryShape, type CursorCodec } from './query-cursor.ts';
-import { describeZodError, QueryError } from './query-errors.ts';
+import { createCursorCodec, CURSOR_SHAPE_MISMATCH, queryShape, type CursorCodec } from './query-cursor.ts';
+import { describeZodError, isDataException, QueryError } from './query-errors.ts';
 import { QueryInputSchema, type QueryResult } from './query-input.ts';
-import { planQuery } from './query-plan.ts';
-import { aggregateSql, pageSql } from './query-sql.ts';
+import { EXPECTED_TEXT, planQuery, type QueryPlan } from './query-plan.ts';
+import { isStorableText } from './query-values.ts';
+import { aggregateSql, cursorColumn, pageSql } from './query-sql.ts';
 
 const AnyRow = z.record(z.string(), z.unknown());
 
@@ -20,9 +21,25 @@ export type QueryEngine = {
   getRecord(object: ObjectDef, id: string): Promise<Record<string, unknown> | null>;
 };
 
+/**
+ * A data exception that got past validation, told as a refusal naming the inputs whose values reached
+ * the database (or, with none, the object read), never as a failure to retry.
+ */
+function refusedValue(plan: QueryPlan, withCursor: boolean): QueryError {
+  const inputs = plan.filters.map((filter, i) => `where.${i} (${filter.field.name})`);
+  if (withCursor) inputs.push('cursor');
+  return inputs.length > 0
+    ? new QueryError(`${inputs.join(', ')}: the database cannot use a value given here; check it against the field's type in get_schema`)
+    : new QueryError(`object: a value stored in ${plan.object.name} cannot be read as its field's type; narrow the query with where or select`);
+}
+
 export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
   let codec: Promise<CursorCodec> | undefined;
   const cursors = () => (codec ??= loadOrCreateSecret(db, CURSOR_KEY_SETTING).then(createCursorCodec));
+  const rowsOf = (plan: QueryPlan, query: FragmentSqlToken, withCursor = false) =>
+    db.any(sql.type(AnyRow)`${query}`).catch((error: unknown) => {
+      throw isDataException(error) ? refusedValue(plan, withCursor) : error;
+    });
 
   return {
     async query(object, input) {
@@ -32,15 +49,15 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
       const plan = planQuery(object, parsed.data);
 
       if (plan.aggregate) {
-        const rows = await db.any(sql.type(AnyRow)`${aggregateSql(plan, plan.aggregate)}`);
+        const rows = await rowsOf(plan, aggregateSql(plan, plan.aggregate));
         const page = rows.slice(0, plan.limit);
         return { object: object.name, rows: page.map((row) => ({ ...row })), row_count: page.length, has_more: rows.length > plan.limit };
       }
 
       const shape = queryShape(plan);
       const cursorValues = parsed.data.cursor ? (await cursors()).decode(shape, parsed.data.cursor) : undefined;
-      if (cursorValues && cursorValues.length !== plan.order.length) throw new QueryError('cursor: it belongs to another query');
-      const rows = await db.any(sql.type(AnyRow)`${pageSql(plan, cursorValues)}`);
+      if (cursorValues && cursorValues.length !== plan.order.length) throw new QueryError(CURSOR_SHAPE_MISMATCH);
+      const rows = await rowsOf(plan, pageSql(plan, cursorValues), cursorValues !== undefined);
       const hasMore = rows.length > plan.limit;
       const page = rows.slice(0, plan.limit);
       const selected = plan.select.map((f) => f.name);
@@ -51,12 +68,13 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
         has_more: hasMore,
       };
       const last = page.at(-1);
-      if (hasMore && last) result.next_cursor = (await cursors()).encode(shape, plan.order.map((entry) => last[entry.field.name] ?? null));
+      if (hasMore && last) result.next_cursor = (await cursors()).encode(shape, plan.order.map((_, i) => (last[cursorColumn(i)] as string | null) ?? null));
       return result;
     },
 
     async getRecord(object, id) {
-      if (id.length === 0 || id.length > 512 || id.includes('\u0000')) return null;
+      if (!isStorableText(id)) throw new QueryError(`id: expected ${EXPECTED_TEXT}`);
+      if (id.length === 0 || id.length > 512) return null;
       const columns = object.fields.map((f) => sql.fragment`${sql.identifier([f.column ?? f.name])} AS ${sql.identifier([f.name])}`);
       const row = await db.maybeOne(sql.type(AnyRow)`
         SELECT ${sql.join(columns, sql.fragment`, `)} FROM ${sql.identifier([object.table])} WHERE id = ${id}`);

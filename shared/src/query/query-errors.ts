@@ -1,3 +1,4 @@
+import { InvalidInputError } from 'slonik';
 import type { z } from 'zod';
 import { ValidationError } from '../http/index.ts';
 
@@ -21,4 +22,18 @@ export function describeZodError(error: z.ZodError): string {
       return path ? `${path}: ${message}` : message;
     })
     .join('; ');
+}
+
+/**
+ * Whether the error is a Postgres data exception (SQLSTATE class 22: a value out of range, an
+ * impossible date, bad text). Slonik re-wraps 22P02 as `InvalidInputError` without its code, and keeps
+ * the driver's error (with `code`) for the rest, sometimes as the `cause`.
+ */
+export function isDataException(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth += 1) {
+    if (current instanceof InvalidInputError) return true;
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return true;
+  }
+  return false;
 }

@@ -1,5 +1,6 @@
 import { findField, type FieldDef, type FieldType, type ObjectDef } from '../sectors/index.ts';
 import { QueryError } from './query-errors.ts';
+import { calendarDate, isoInstant, isStorableText } from './query-values.ts';
 import { MAX_STRING_VALUE, type FilterOp, type MetricFn, type ParsedQueryInput } from './query-input.ts';
 
 export type FilterPlan = { field: FieldDef; op: FilterOp; value: unknown };
@@ -32,7 +33,9 @@ const OPS_BY_TYPE: Record<FieldType, readonly FilterOp[]> = {
 };
 const NUMERIC: ReadonlySet<FieldType> = new Set(['integer', 'number', 'decimal']);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
+export const EXPECTED_DATE = 'a real calendar date YYYY-MM-DD with a year from 0001 to 9999';
+export const EXPECTED_INSTANT = 'an ISO 8601 instant such as 2026-03-01T00:00:00Z, on a real calendar date with a year from 0001 to 9999';
+export const EXPECTED_TEXT = 'a string without NUL characters or unpaired UTF-16 surrogates';
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 
 function names(fields: readonly FieldDef[]): string {
@@ -56,7 +59,7 @@ export function coerceValue(fieldDef: FieldDef, value: unknown, where: string): 
     case 'string':
     case 'string[]':
       if (typeof value !== 'string') return fail('a string');
-      if (value.includes('\u0000')) return fail('a string without NUL characters');
+      if (!isStorableText(value)) return fail(EXPECTED_TEXT);
       if (value.length > MAX_STRING_VALUE) return fail(`at most ${MAX_STRING_VALUE} characters`);
       return value;
     case 'uuid':
@@ -70,15 +73,10 @@ export function coerceValue(fieldDef: FieldDef, value: unknown, where: string): 
       return typeof value === 'string' && DECIMAL.test(value) && value.length <= 40 ? value : fail('a decimal number such as "-12.50"');
     case 'boolean':
       return typeof value === 'boolean' ? value : fail('true or false');
-    case 'date': {
-      if (typeof value !== 'string' || !DATE.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) return fail('a date YYYY-MM-DD');
-      return value;
-    }
-    case 'timestamp': {
-      if (typeof value !== 'string' || value.length > 40) return fail('an ISO 8601 instant such as 2026-03-01T00:00:00Z');
-      const parsed = Date.parse(DATE.test(value) ? `${value}T00:00:00Z` : value);
-      return Number.isNaN(parsed) ? fail('an ISO 8601 instant such as 2026-03-01T00:00:00Z') : new Date(parsed).toISOString();
-    }
+    case 'date':
+      return (typeof value === 'string' && calendarDate(value)) || fail(EXPECTED_DATE);
+    case 'timestamp':
+      return (typeof value === 'string' && value.length <= 40 && isoInstant(value)) || fail(EXPECTED_INSTANT);
     case 'json':
       return fail('nothing: JSON fields cannot be filtered');
   }

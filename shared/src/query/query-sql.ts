@@ -1,5 +1,6 @@
 import { sql, type FragmentSqlToken, type ListSqlToken } from 'slonik';
 import { ARRAY_ELEMENT_TYPES, columnOf, SQL_TYPES, type FieldDef } from '../sectors/index.ts';
+import type { CursorValues } from './query-cursor.ts';
 import type { AggregatePlan, FilterPlan, OrderPlan, QueryPlan } from './query-plan.ts';
 
 type Fragment = FragmentSqlToken | ListSqlToken;
@@ -60,7 +61,7 @@ function orderSql(order: readonly OrderPlan[]): Fragment {
  * A plain row comparison where it is exact (no nullable field, one direction), which an index can
  * serve; otherwise the lexicographic chain: after₁ OR (equal₁ AND (after₂ OR (equal₂ AND …))).
  */
-export function afterCursorSql(order: readonly OrderPlan[], values: readonly unknown[]): Fragment {
+export function afterCursorSql(order: readonly OrderPlan[], values: CursorValues): Fragment {
   const sameDirection = order.every((entry) => entry.direction === order[0]?.direction);
   if (sameDirection && order.every((entry) => !entry.field.nullable)) {
     const left = sql.join(order.map((entry) => column(entry.field)), sql.fragment`, `);
@@ -87,13 +88,22 @@ function whereSql(conditions: readonly Fragment[]): Fragment {
   return conditions.length === 0 ? sql.fragment`TRUE` : sql.join(conditions, sql.fragment` AND `);
 }
 
-/** The page query: selected and order fields, filters, the cursor bound, and one row past the limit. */
-export function pageSql(plan: QueryPlan, cursorValues?: readonly unknown[]) {
-  const fields = [...new Map([...plan.select, ...plan.order.map((entry) => entry.field)].map((f) => [f.name, f])).values()];
+/** The alias of the i-th order column's exact text in a page row (not a field name: it has a colon). */
+export const cursorColumn = (i: number) => `cursor:${i}`;
+
+/**
+ * The page query: selected fields, filters, the cursor bound, and one row past the limit. Beside the
+ * row come the order columns as Postgres's own text (`col::text`), because the served value is not
+ * exact (instants are served with milliseconds, stored with microseconds); the next cursor is built
+ * from that text and cast back to the column's type, so it names the last row exactly.
+ */
+export function pageSql(plan: QueryPlan, cursorValues?: CursorValues) {
   const conditions = plan.filters.map(filterSql);
   if (cursorValues) conditions.push(afterCursorSql(plan.order, cursorValues));
+  const selected = plan.select.map((f) => sql.fragment`${column(f)} AS ${sql.identifier([f.name])}`);
+  const keys = plan.order.map(({ field }, i) => sql.fragment`${column(field)}::text AS ${sql.identifier([cursorColumn(i)])}`);
   return sql.fragment`
-    SELECT ${sql.join(fields.map((f) => sql.fragment`${column(f)} AS ${sql.identifier([f.name])}`), sql.fragment`, `)}
+    SELECT ${sql.join([...selected, ...keys], sql.fragment`, `)}
     FROM ${sql.identifier([plan.object.table])}
     WHERE ${whereSql(conditions)}
     ORDER BY ${orderSql(plan.order)}

@@ -4,7 +4,8 @@ import { OPERATOR_AGENT_ID } from '../audit/index.ts';
 import { HttpError } from '../http/index.ts';
 import type { Logger } from '../logger/index.ts';
 import { isSector, SECTORS, type Sector } from '../sectors/index.ts';
-import { AccessDeniedError, expiredKey, sectorNotGranted, unknownSector, UpstreamError } from './reads-errors.ts';
+import { isDataException } from '../query/index.ts';
+import { AccessDeniedError, expiredKey, sectorNotGranted, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
 import type { Caller } from './reads-types.ts';
 
 export type CallGuardDeps = { audit: AuditRecorder; log: Logger; now?: () => Date };
@@ -69,6 +70,8 @@ export function createCallGuard(deps: CallGuardDeps) {
       }
       record('allow', 'error', sector);
       if (error instanceof HttpError) throw error;
+      // A value the database refused is the caller's to fix, not a failure to retry (the engine names the field).
+      if (isDataException(error)) throw new ValidationError(`${tool}: the database cannot use a value given here; check it against get_schema`);
       deps.log.error({ err: error, tool }, 'call failed');
       throw new UpstreamError(`${tool} failed; try again later`);
     }

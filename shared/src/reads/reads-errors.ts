@@ -30,5 +30,7 @@ export function sectorNotGranted(sector: string, granted: readonly string[]): Ac
 
 export const RECORD_NOT_FOUND = 'record not found';
 export const noActiveConnection = (sector: string) => new ConflictError(`no active connection for sector '${sector}'`);
+/** fetch_live on an object whose every active source pushes its data (a phone posting exports). */
+export const pushedOnly = (object: string) => new ValidationError(`${object} cannot be read live: its sources push their data; use query`);
 
 export { ConflictError, NotFoundError, UpstreamError, ValidationError };

@@ -4,7 +4,8 @@ import { upsertRecords } from '../cache/index.ts';
 import type { Grant } from '../grants/index.ts';
 import { createQueryEngine, type QueryEngine } from '../query/index.ts';
 import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '../testing/index.ts';
-import { createReadService, type ReadService } from './reads-service.ts';
+import { ValidationError } from './reads-errors.ts';
+import { createReadService, QUERY_BODY_EXPECTED, type ReadService } from './reads-service.ts';
 import type { Caller } from './reads-types.ts';
 
 const testEnv = useTestEnvironment();
@@ -112,6 +113,21 @@ describe('query and get_record', () => {
     const { error } = (await outcomeOf(reads.query(grant(['finance']), { object: 'finance.transaction', where: [{ field: 'nope', op: 'eq', value: 1 }] }))) as { error: string };
     expect(error).toMatch(/unknown field 'nope'/);
     expect(lastEvent()).toMatchObject({ decision: 'allow', outcome: 'error', sector: 'finance' });
+  });
+
+  it.each([
+    ['a date Postgres refuses', { field: 'posted_on', op: 'eq', value: '2026-02-30' }, 'where.0.value: posted_on is date'],
+    ['an instant past year 9999', { field: 'synced_at', op: 'gt', value: '10000-01-01' }, 'where.0.value: synced_at is timestamp'],
+    ['an unpaired surrogate', { field: 'description', op: 'eq', value: '\ud800' }, 'where.0.value: description is string'],
+  ])('refuses %s as a ValidationError naming the field, never "try again later" (issue 12 item 2)', async (_label, filter, message) => {
+    const error = await reads.query(grant(['finance']), { object: 'finance.transaction', where: [filter] }).then(() => undefined, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toContain(message);
+    expect(lastEvent()).toMatchObject({ tool: 'query', decision: 'allow', outcome: 'error', sector: 'finance' });
+  });
+
+  it.each([undefined, null, [], 'finance.transaction'])('refuses a query input of %j with the shape to send (issue 12 item 9)', async (input) => {
+    await expect(reads.query(grant(['finance']), input)).rejects.toThrow(new ValidationError(QUERY_BODY_EXPECTED));
   });
 
   it('lists the sector\'s objects when the object is unknown', async () => {

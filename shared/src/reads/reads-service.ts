@@ -6,7 +6,7 @@ import type { Logger } from '../logger/index.ts';
 import { describeZodError, type QueryEngine, type QueryResult } from '../query/index.ts';
 import { CATALOGUE, findObject, isSector, objectsOfSector, type ObjectDef, type Sector } from '../sectors/index.ts';
 import { createCallGuard, grantedSectors } from './call-guard.ts';
-import { noActiveConnection, NotFoundError, RECORD_NOT_FOUND, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
+import { noActiveConnection, NotFoundError, pushedOnly, RECORD_NOT_FOUND, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
 import { findProvider } from '../providers/index.ts';
 import { activeConnections, connectionsInSectors, type ConnectionRow } from './reads-queries.ts';
 import {
@@ -28,6 +28,9 @@ export type ReadServiceDeps = {
   live?: LiveRequester;
   now?: () => Date;
 };
+
+/** The answer to a query whose input is missing or not a JSON object (a bare `null`, a list, a string). */
+export const QUERY_BODY_EXPECTED = 'query: send a JSON object naming the object to read, e.g. {"object": "finance.transaction", "limit": 10}';
 
 /** A connection is stale when it has not synced for this long. */
 const STALE_AFTER_SECONDS = 24 * 60 * 60;
@@ -122,6 +125,7 @@ export function createReadService(deps: ReadServiceDeps) {
 
     query(caller: Caller, input: unknown): Promise<QueryResult> {
       return audited(caller, 'query', input, targetOf(caller, input), async (sector) => {
+        if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ValidationError(QUERY_BODY_EXPECTED);
         const name = (input as { object?: unknown }).object;
         if (typeof name !== 'string' || sector === null) throw new ValidationError("object: name the object to read, e.g. 'finance.transaction'");
         const result = await deps.engine.query(objectOf(name, sector as Sector), input);
@@ -160,7 +164,7 @@ export function createReadService(deps: ReadServiceDeps) {
               return !descriptor || (descriptor.signIn !== 'push' && descriptor.objects.includes(object.name));
             })
             .map(({ id }) => id);
-          if (connections.length === 0) throw new ValidationError(`${object.name} cannot be read live: its sources push their data; use query`);
+          if (connections.length === 0) throw pushedOnly(object.name);
           if (!deps.live) throw new UpstreamError('live reads are not available: the sync-worker is not connected');
           const rows: unknown[] = [];
           for (const connectionId of connections) {

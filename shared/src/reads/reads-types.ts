@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Grant } from '../grants/index.ts';
 import { SectorSchema } from '../sectors/index.ts';
 import { LiveFilterSchema } from '../live/index.ts';
+import { EXPECTED_TEXT, isStorableText } from '../query/index.ts';
 
 /** Who is reading: an agent under its grant (audited), or the operator with every sector (not audited). */
 export type Caller = { kind: 'agent'; grant: Grant; requestId?: string } | { kind: 'operator'; requestId?: string };
@@ -13,14 +14,14 @@ export const GetSchemaInputSchema = z
 export const GetRecordInputSchema = z
   .object({
     object: z.string().min(1).max(128).describe('The object, e.g. finance.transaction (a bare sector name searches all its objects).'),
-    id: z.string().min(1).max(512).describe('The record\'s gateway id (the id field of a query row).'),
+    id: z.string().min(1).max(512).refine(isStorableText, EXPECTED_TEXT).describe('The record\'s gateway id (the id field of a query row).'),
   })
   .strict();
 
 export const FetchLiveInputSchema = z
   .object({
     object: z.string().min(1).max(128).describe('The object to read live from its source, e.g. home.entity.'),
-    id: z.string().min(1).max(512).optional().describe('One record: its gateway id or source id.'),
+    id: z.string().min(1).max(512).refine(isStorableText, EXPECTED_TEXT).optional().describe('One record: its gateway id or source id.'),
     where: z.array(LiveFilterSchema).max(20).optional().describe('Filters the source should apply, as in query.'),
   })
   .strict();
