@@ -10,6 +10,10 @@ const RECORD_COLUMNS = sql.fragment`
 
 const UpsertedSchema = AgentRecordSchema.extend({ inserted: z.boolean() });
 
+/** Where a grant stands now: its generation, and whether its key is dead (revoked, or past its deadline). */
+export const GrantStandingSchema = z.object({ id: z.number(), generation: z.number(), dead: z.boolean() });
+export type GrantStanding = z.infer<typeof GrantStandingSchema>;
+
 export type AgentChanges = {
   /** The new stored sector list; undefined leaves it as it is. */
   sectors?: string[];
@@ -34,6 +38,16 @@ export function createAgentQueries(db: CommonQueryMethods) {
     async liveGeneration(agentId: number): Promise<number | null> {
       return db.maybeOneFirst(sql.type(z.object({ generation: z.number() }))`
         SELECT generation FROM agents WHERE user_id = ${OPERATOR_USER_ID} AND id = ${agentId} AND revoked_at IS NULL`);
+    },
+
+    /**
+     * The standing of each grant by id (the row's identity, never reused), for the gateway's re-check of
+     * live sessions. A deleted grant has no row, so one re-created under the same name is not mistaken for it.
+     */
+    async standings(agentIds: readonly number[]): Promise<readonly GrantStanding[]> {
+      return db.any(sql.type(GrantStandingSchema)`
+        SELECT id, generation, (revoked_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS dead
+        FROM agents WHERE user_id = ${OPERATOR_USER_ID} AND id = ANY(${sql.array(agentIds, 'int8')})`);
     },
 
     async findByName(name: string): Promise<AgentRecord | null> {

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sql } from '../db/index.ts';
@@ -233,9 +234,36 @@ describe('spec 3.1: the agent key lifecycle', () => {
       const offline = createAgentService({ db: testEnv.db, events: createAgentEventPublisher(away, { REDIS_PREFIX: testEnv.redisPrefix }), log });
       const { issued } = await offline.createOrRotate({ name: 'mike', sectors: ['mail'] });
       expect(await resolver.resolveKey(issued.key)).toMatchObject({ ok: true, grant: { agentName: 'mike' } });
-      expect(lines().some((line) => line.includes('agent event not published') && line.includes('"agent":"mike"'))).toBe(true);
+      await waitFor(() => (lines().some((line) => line.includes('agent event not published') && line.includes('"agent":"mike"')) ? true : undefined), 5_000, 'the log line');
     } finally {
       away.disconnect();
+    }
+  });
+
+  it('answers without waiting for a Redis that does not answer: the revoke stands, the event goes out late or is logged', async () => {
+    // A peer that accepts the connection and never answers, as a Redis that hangs does.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const hung = createRedis({ REDIS_URL: `redis://127.0.0.1:${(silent.address() as AddressInfo).port}`, REDIS_PREFIX: testEnv.redisPrefix }, 'commands');
+    hung.on('error', () => {});
+    const publisher = createAgentEventPublisher(hung, { REDIS_PREFIX: testEnv.redisPrefix });
+    let settled = false;
+    const watched = {
+      publish: (event: AgentEvent) => publisher.publish(event).finally(() => void (settled = true)),
+    } satisfies AgentEventPublisher;
+    const { log, lines } = createCapturingLogger();
+    try {
+      const key = await keyOf('hung-redis');
+      const offline = createAgentService({ db: testEnv.db, events: watched, log });
+      expect(await offline.revoke('hung-redis')).toMatchObject({ name: 'hung-redis', status: 'revoked' });
+      expect(settled).toBe(false);
+      expect(await resolver.resolveKey(key)).toEqual({ ok: false, reason: 'revoked' });
+      expect(lines().some((line) => line.includes('agent event publish still pending') && line.includes('hung-redis'))).toBe(true);
+    } finally {
+      hung.disconnect();
+      for (const socket of sockets) socket.destroy();
+      silent.close();
     }
   });
 });

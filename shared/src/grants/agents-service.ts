@@ -14,7 +14,11 @@ export type AgentServiceDeps = {
   log: Logger;
   /** The clock deadlines and statuses are computed from; default the system clock. */
   now?: () => Date;
+  /** How long a change waits for its events to reach Redis before it answers anyway; default 500 ms. */
+  publishWaitMs?: number;
 };
+
+const PUBLISH_WAIT_MS = 500;
 
 export type AgentUpdate = {
   sectors?: string[];
@@ -27,7 +31,7 @@ export type AgentUpdate = {
  * generation in the statement that makes it and publishes the agent event after that statement has
  * committed. None of these acts leaves an audit row (spec 6), and no key reaches a log line.
  */
-export function createAgentService({ db, events, log, now = () => new Date() }: AgentServiceDeps) {
+export function createAgentService({ db, events, log, now = () => new Date(), publishWaitMs = PUBLISH_WAIT_MS }: AgentServiceDeps) {
   const queries = createAgentQueries(db);
 
   const view = (record: AgentRecord): AgentView => ({
@@ -49,18 +53,30 @@ export function createAgentService({ db, events, log, now = () => new Date() }: 
   });
 
   /**
-   * The change is already committed: a Redis that is away must not turn it into an error. Gateways
-   * re-check every live session's generation when Redis comes back (design 4.7).
+   * The change is already committed: a Redis that is away must neither turn it into an error nor hold
+   * the answer (a command waits for ioredis's reconnect attempts, seconds into an outage). The events go
+   * out in order; after `publishWaitMs` the answer goes anyway and a late publish only logs. Gateways
+   * check live sessions against Postgres while their event channel is down, and again once it is back.
    */
   async function announce(changes: AgentEvent[]): Promise<void> {
-    for (const event of changes) {
-      log.info({ agent: event.agent, kind: event.kind }, 'agent grant changed');
-      try {
-        await events.publish(event);
-      } catch (error) {
-        log.warn({ agent: event.agent, kind: event.kind, err: error }, 'agent event not published');
+    const publishing = (async () => {
+      for (const event of changes) {
+        log.info({ agent: event.agent, kind: event.kind }, 'agent grant changed');
+        try {
+          await events.publish(event);
+        } catch (error) {
+          log.warn({ agent: event.agent, kind: event.kind, err: error }, 'agent event not published');
+        }
       }
-    }
+      return true;
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), publishWaitMs);
+    });
+    const done = await Promise.race([publishing, waited]);
+    clearTimeout(timer);
+    if (!done) log.warn({ agents: [...new Set(changes.map((event) => event.agent))] }, 'agent event publish still pending; answering without it');
   }
 
   async function requireRecord(name: string): Promise<AgentRecord> {

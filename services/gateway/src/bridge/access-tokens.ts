@@ -32,3 +32,13 @@ export async function resolveAccessToken(db: CommonQueryMethods, token: string, 
     },
   };
 }
+
+/**
+ * The bridge credentials of live sessions (SHA-256 of each access token, hex) whose sign-in no longer
+ * stands: the chain was revoked (a reused refresh token or code), the key rotated, or the agent deleted.
+ * One query for all of them; the gateway's re-check ends those sessions when an event was missed.
+ */
+export async function findEndedBridgeCredentials(db: CommonQueryMethods, tokenHashesHex: readonly string[]): Promise<Set<string>> {
+  if (tokenHashesHex.length === 0) return new Set();
+  return new Set(await createBridgeQueries(db).endedAccessTokens(tokenHashesHex));
+}

@@ -158,6 +158,21 @@ export function createBridgeQueries(db: CommonQueryMethods) {
         FOR UPDATE OF t`);
     },
 
+    /**
+     * Of these access tokens (SHA-256, hex), the ones that no longer stand for their sign-in: gone (the
+     * agent was deleted, or the row was pruned), their chain revoked, or the agent's key rotated since.
+     * A token past its own hour is not among them: the client refreshes it on the same session.
+     */
+    async endedAccessTokens(tokenHashesHex: readonly string[]): Promise<readonly string[]> {
+      return db.anyFirst(sql.type(z.object({ tokenHash: z.string() }))`
+        SELECT x.hex AS "tokenHash"
+        FROM unnest(${sql.array(tokenHashesHex, 'text')}) AS x(hex)
+        LEFT JOIN oauth_access_tokens t ON t.token_hash = decode(x.hex, 'hex')
+        LEFT JOIN oauth_chains c ON c.id = t.chain_id
+        LEFT JOIN agents a ON a.id = c.agent_id
+        WHERE t.token_hash IS NULL OR c.revoked_at IS NOT NULL OR a.id IS NULL OR a.key_hash <> c.agent_key_hash`);
+    },
+
     async markRotated(tokenHash: Buffer, replaySealed: Buffer | null): Promise<void> {
       await db.query(sql.unsafe`
         UPDATE oauth_refresh_tokens SET rotated_at = now(), replay_sealed = ${replaySealed ? sql.binary(replaySealed) : null}

@@ -1,62 +1,163 @@
-import { sql, type DatabasePool } from 'slonik';
-import { z } from 'zod';
-import { agentEventsChannel, parseAgentEvent } from '@pcg/shared/grants';
+import type { DatabasePool } from 'slonik';
+import { agentEventsChannel, createAgentQueries, parseAgentEvent } from '@pcg/shared/grants';
 import type { Logger } from '@pcg/shared/logger';
 import { createRedis, type RedisSettings } from '@pcg/shared/redis';
+import { findEndedBridgeCredentials } from '../bridge/access-tokens.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
-const LiveAgentRow = z.object({ name: z.string(), generation: z.number(), dead: z.boolean() });
+/**
+ * How long the gateway waits between two checks of every live session's grant while the event channel
+ * is down; with the query's own time this keeps a missed key event's effect well inside a second.
+ */
+export const FALLBACK_POLL_MS = 250;
 
 /**
- * Ends sessions whose grant no longer matches the store: a missing agent, a revoked or expired key,
- * or another generation. One query for every live session.
+ * Ends every live session whose grant or credential no longer stands in Postgres: the grant row is gone
+ * (deleted; a grant re-created under the same name is another row), revoked, past its deadline or of
+ * another generation, or, for a session held by a bridge token, its sign-in chain was revoked or its key
+ * rotated. Two queries for all live sessions, however many.
  */
-export async function recheckSessions(db: DatabasePool, registry: SessionRegistry): Promise<number> {
-  const live = registry.liveGrants();
+export async function recheckSessions(db: DatabasePool, registry: SessionRegistry, reason: string): Promise<number> {
+  const live = registry.liveSessions();
   if (live.length === 0) return 0;
-  const names = [...new Set(live.map((session) => session.agentName))];
-  const rows = await db.any(sql.type(LiveAgentRow)`
-    SELECT name, generation, (revoked_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS dead
-    FROM agents WHERE user_id = 1 AND name = ANY(${sql.array(names, 'text')})`);
-  const current = new Map(rows.map((row) => [row.name, row]));
+  const agentIds = [...new Set(live.map((session) => session.agentId))];
+  const tokenHashes = [...new Set(live.filter((session) => session.credentialKind === 'bridge_token').map((session) => session.credentialHash))];
+  const [standings, endedTokens] = await Promise.all([createAgentQueries(db).standings(agentIds), findEndedBridgeCredentials(db, tokenHashes)]);
+  const current = new Map(standings.map((row) => [row.id, row]));
   const stale = live.filter((session) => {
-    const row = current.get(session.agentName);
-    return !row || row.dead || row.generation !== session.generation;
+    const row = current.get(session.agentId);
+    if (!row || row.dead || row.generation !== session.generation) return true;
+    return session.credentialKind === 'bridge_token' && endedTokens.has(session.credentialHash);
   });
-  await Promise.all(stale.map((session) => registry.end(session.id, 'grant changed while events were missed')));
+  await Promise.all(stale.map((session) => registry.end(session.id, reason)));
   return stale.length;
 }
 
 /**
- * Listens on `<prefix>agent-events` with a dedicated subscriber connection and ends an agent's live
- * sessions on every grant change (design 4.7). After each reconnect it re-checks every live session,
- * so a message missed while Redis was away never leaves a revoked session alive.
+ * Runs `check` every `intervalMs` (counted from the end of the previous run, so runs never overlap)
+ * from `start` on. `settle` asks for one more run at once; the first run that succeeds after it is the
+ * last, and its count goes to `onSettled`. A failing check is logged once until one succeeds again.
  */
-export async function listenForAgentEvents(deps: { settings: RedisSettings; db: DatabasePool; registry: SessionRegistry; log: Logger }) {
+function createFallbackPoll(deps: { intervalMs: number; check(): Promise<number>; onSettled(ended: number): void; log: Logger }) {
+  let timer: NodeJS.Timeout | undefined;
+  let active = false;
+  let settling = false;
+  let running = false;
+  let failing = false;
+
+  function schedule(delayMs: number): void {
+    clearTimeout(timer);
+    timer = setTimeout(() => void tick(), delayMs);
+    timer.unref();
+  }
+
+  async function tick(): Promise<void> {
+    timer = undefined;
+    if (running || !active) return;
+    running = true;
+    const last = settling;
+    let succeeded = false;
+    try {
+      const ended = await deps.check();
+      succeeded = true;
+      if (failing) deps.log.info('checking live sessions against Postgres works again');
+      failing = false;
+      if (last && settling) {
+        active = false;
+        settling = false;
+        deps.onSettled(ended);
+      } else if (ended > 0) {
+        deps.log.info({ ended }, 'ended sessions whose grant changed while the event channel was down');
+      }
+    } catch (error) {
+      if (!failing) deps.log.error({ err: error }, 'checking live sessions against Postgres failed; retrying');
+      failing = true;
+    } finally {
+      running = false;
+    }
+    // A settle that came while this run was under way gets its own run at once.
+    if (active) schedule(settling && succeeded && !last ? 0 : deps.intervalMs);
+  }
+
+  return {
+    get active() {
+      return active;
+    },
+    start(): void {
+      settling = false;
+      if (active) return;
+      active = true;
+      schedule(deps.intervalMs);
+    },
+    settle(): void {
+      if (!active) return;
+      settling = true;
+      if (!running) schedule(0);
+    },
+    stop(): void {
+      active = false;
+      settling = false;
+      clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}
+
+export type AgentEventsDeps = {
+  settings: RedisSettings;
+  db: DatabasePool;
+  registry: SessionRegistry;
+  log: Logger;
+  /** Pause between grant checks while the event channel is down; default `FALLBACK_POLL_MS`. */
+  fallbackPollMs?: number;
+};
+
+/**
+ * Listens on `<prefix>agent-events` with a dedicated subscriber connection and ends an agent's live
+ * sessions on every grant change (design 4.7). While that connection is down, no event can arrive, so
+ * every live session's grant is checked in Postgres every `fallbackPollMs` instead; once the channel is
+ * subscribed again the poll stops and one last check covers what happened in between.
+ */
+export async function listenForAgentEvents(deps: AgentEventsDeps) {
+  const { db, registry, log } = deps;
   const channel = agentEventsChannel(deps.settings);
   const subscriber = createRedis(deps.settings, 'subscriber', 'gateway-agent-events');
-  let connectedBefore = false;
-  subscriber.on('error', (error: Error) => deps.log.warn({ err: error }, 'agent events connection error'));
+  const poll = createFallbackPoll({
+    intervalMs: deps.fallbackPollMs ?? FALLBACK_POLL_MS,
+    check: () => recheckSessions(db, registry, 'grant changed while the event channel was down'),
+    onSettled: (ended) => log.info({ ended }, 'rechecked live sessions after a Redis reconnect'),
+    log,
+  });
+  let closing = false;
+
+  subscriber.on('error', (error: Error) => log.warn({ err: error }, 'agent events connection error'));
+  subscriber.on('close', () => {
+    if (closing) return;
+    if (!poll.active) log.warn('agent events channel down; checking live sessions against Postgres until it is back');
+    poll.start();
+  });
   subscriber.on('ready', () => {
-    if (connectedBefore) {
-      recheckSessions(deps.db, deps.registry).then(
-        (ended) => deps.log.info({ ended }, 'rechecked live sessions after a Redis reconnect'),
-        (error: unknown) => deps.log.error({ err: error }, 'recheck of live sessions failed'),
-      );
-    }
-    connectedBefore = true;
+    if (!poll.active) return;
+    // The last check runs once the subscription is acknowledged, so no change can fall between the two;
+    // until then (or if that check fails) the poll goes on.
+    subscriber.subscribe(channel).then(
+      () => poll.settle(),
+      (error: unknown) => log.warn({ err: error }, 'agent events subscription failed'),
+    );
   });
   subscriber.on('message', (_channel: string, message: string) => {
     const event = parseAgentEvent(message);
     if (!event) {
-      deps.log.warn('ignored a malformed agent event');
+      log.warn('ignored a malformed agent event');
       return;
     }
-    void deps.registry.endAgent(event.agent, `agent ${event.kind}`);
+    void registry.endAgent(event.agent, `agent ${event.kind}`);
   });
   await subscriber.subscribe(channel);
   return {
     async close() {
+      closing = true;
+      poll.stop();
       await subscriber.quit().catch(() => subscriber.disconnect());
     },
   };

@@ -17,6 +17,23 @@ export type SessionHandle = {
 
 type Entry = SessionHandle & { lastActivity: number; expiryTimer?: NodeJS.Timeout };
 
+/** What a session's current credential is: an agent key, or a bridge access token (`pcgat_`). */
+export type CredentialKind = 'agent_key' | 'bridge_token';
+
+/** A live session as the re-check against the store sees it. */
+export type LiveSession = {
+  id: string;
+  /** The grant row's id: a grant deleted and re-created under the same name has another one. */
+  agentId: number;
+  generation: number;
+  credentialKind: CredentialKind;
+  credentialHash: string;
+};
+
+/** Only a bridge access token has a validity of its own (`credentialValidUntil`); an agent key has none. */
+const credentialKindOf = (entry: Pick<SessionHandle, 'credentialValidUntil'>): CredentialKind =>
+  entry.credentialValidUntil === null ? 'agent_key' : 'bridge_token';
+
 /** A place held for a session that is still initializing; it counts toward the cap. */
 export type Reservation = {
   readonly agentName: string;
@@ -128,9 +145,15 @@ export function createSessionRegistry(options: SessionRegistryOptions) {
       return ids.length;
     },
 
-    /** The agents with live sessions and the generation each session holds. */
-    liveGrants(): Array<{ id: string; agentName: string; generation: number }> {
-      return [...sessions.values()].map((entry) => ({ id: entry.id, agentName: entry.grant.agentName, generation: entry.grant.generation }));
+    /** Every live session with the grant row and generation it holds and the credential it now accepts. */
+    liveSessions(): LiveSession[] {
+      return [...sessions.values()].map((entry) => ({
+        id: entry.id,
+        agentId: entry.grant.agentId,
+        generation: entry.grant.generation,
+        credentialKind: credentialKindOf(entry),
+        credentialHash: entry.credentialHash,
+      }));
     },
 
     async closeAll(reason: string): Promise<void> {
