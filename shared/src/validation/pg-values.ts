@@ -23,8 +23,8 @@ export function pgTextProblem(value: string): string | null {
 export const isPgText = (value: string): boolean => pgTextProblem(value) === null;
 
 /** `schema` with the Postgres text rule added; the schema's own rules and messages are kept. */
-export function pgText<T extends z.ZodString>(schema: T): T {
-  return schema.refine(isPgText, { error: PG_VALUE_RULES.text });
+export function pgText<T extends z.ZodString>(schema: T, message: string = PG_VALUE_RULES.text): T {
+  return schema.refine(isPgText, { error: message });
 }
 
 /** Any string Postgres can hold. */
