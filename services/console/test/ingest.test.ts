@@ -109,6 +109,7 @@ describe('a refused push', () => {
     ['a connection with no secret set', () => [unset.id, { authorization: `Bearer ${unset.secret}` }]],
     ['a wrong secret', () => [phone.id, { authorization: `Bearer ${phone.secret.slice(0, -1)}x` }]],
     ['a malformed id', () => ['..%2Fconnections', { authorization: `Bearer ${phone.secret}` }]],
+    ['a malformed id holding a NUL', () => ['7d3c2f8e-0000-4000-8000-00000000000%00', { authorization: `Bearer ${phone.secret}` }]],
     ['no secret', () => [phone.id, {}]],
     ['Bearer with no key', () => [phone.id, { authorization: 'Bearer ' }]],
     ["another connection's secret", () => [phone.id, { 'x-pci-webhook-secret': paused.secret }]],
