@@ -37,7 +37,7 @@ describe('a push from the phone', () => {
     const before = audit.events.length;
     const response = await sendHealthPush(url(phone.id), phone.secret, haePayloadV2(day));
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ format: 'health-auto-export', accepted: { 'health.sample': 15, 'health.workout': 1, 'health.sleep_session': 1 }, skipped: 0 });
+    expect(await response.json()).toEqual({ format: 'health-auto-export', accepted: { 'health.sample': 15, 'health.workout': 1, 'health.sleep_session': 1 }, skipped: 0, rejected: [] });
     expect(await counts()).toEqual({ samples: 15, workouts: 1, nights: 1 });
     expect(audit.events.slice(before)).toEqual([
       expect.objectContaining({ agentId: null, tool: 'ingest', sector: 'health', decision: 'allow', outcome: 'ok', resultCount: 17 }),
@@ -68,7 +68,7 @@ describe('a push from the phone', () => {
       records: [{ object: 'health.sample', source_id: 'scale|2026-03-01', metric: 'body_mass', value: 71.2, unit: 'kg', start_at: '2026-03-01T07:00:00Z', colour: 'blue' }],
     }));
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ format: 'records', accepted: { 'health.sample': 1 }, skipped: 0 });
+    expect(await response.json()).toEqual({ format: 'records', accepted: { 'health.sample': 1 }, skipped: 0, rejected: [] });
   });
 
   it('never lets the payload choose another sector', async () => {
@@ -109,6 +109,7 @@ describe('a refused push', () => {
     ['a connection with no secret set', () => [unset.id, { authorization: `Bearer ${unset.secret}` }]],
     ['a wrong secret', () => [phone.id, { authorization: `Bearer ${phone.secret.slice(0, -1)}x` }]],
     ['a malformed id', () => ['..%2Fconnections', { authorization: `Bearer ${phone.secret}` }]],
+    ['a malformed id holding a NUL', () => ['7d3c2f8e-0000-4000-8000-00000000000%00', { authorization: `Bearer ${phone.secret}` }]],
     ['no secret', () => [phone.id, {}]],
     ['Bearer with no key', () => [phone.id, { authorization: 'Bearer ' }]],
     ["another connection's secret", () => [phone.id, { 'x-pci-webhook-secret': paused.secret }]],

@@ -1,5 +1,6 @@
 import type { DatabasePool } from '../db/index.ts';
 import { ValidationError } from '../http/index.ts';
+import { PG_VALUE_RULES, isPgText } from '../validation/index.ts';
 import { createAuditCursorCodec, loadAuditCursorKey, type AuditCursorCodec } from './audit-cursor.ts';
 import { selectAuditRows, type AuditFilters } from './audit-queries.ts';
 import { OPERATOR_USER_ID, type AuditRow } from './audit-types.ts';
@@ -11,6 +12,8 @@ export const AUDIT_QUERY_ERRORS = {
   since: "invalid 'since': expected an ISO 8601 timestamp such as 2026-03-01T00:00:00Z",
   decision: "invalid 'decision': expected 'allow' or 'deny'",
   repeated: (name: string) => `invalid '${name}': give it once`,
+  /** A filter no stored row can match, refused before it reaches SQL. */
+  text: (name: string) => `invalid '${name}': ${PG_VALUE_RULES.text}`,
 } as const;
 
 export const AUDIT_PAGE_HEADERS = {
@@ -75,6 +78,7 @@ export function parseAuditQuery(query: Record<string, unknown>): AuditPageQuery 
   const filters: AuditFilters = {};
   for (const name of ['agent', 'tool', 'sector'] as const) {
     const value = single(query, name);
+    if (value !== undefined && !isPgText(value)) throw new ValidationError(AUDIT_QUERY_ERRORS.text(name));
     if (value !== undefined) filters[name] = value;
   }
   const decision = single(query, 'decision', AUDIT_QUERY_ERRORS.decision);

@@ -1,35 +1,26 @@
 import { z } from 'zod';
 import type { FieldDef, FieldType, ObjectDef } from '../sectors/index.ts';
+import { PgDateSchema, PgInstantSchema, PgIntegerSchema, PgJsonSchema, pgText } from '../validation/index.ts';
 
 /** The columns the upsert path fills itself; a record never sets them. */
 export const MANAGED_FIELDS = new Set(['id', 'connection_id', 'source', 'synced_at']);
 
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 
-const instant = z
-  .union([z.string(), z.date(), z.number()])
-  .transform((value, context) => {
-    const date = value instanceof Date ? value : new Date(value);
-    if (Number.isNaN(date.getTime())) {
-      context.addIssue({ code: 'custom', message: 'must be an ISO 8601 instant' });
-      return z.NEVER;
-    }
-    return date.toISOString();
-  });
-
+/** Every value is one its column can hold, so one bad value is refused here and never fails a batch's statement. */
 const VALUE_SCHEMAS: Record<FieldType, z.ZodType> = {
-  string: z.string().max(100_000),
+  string: pgText(z.string().max(100_000)),
   uuid: z.uuid(),
-  integer: z.number().int(),
+  integer: PgIntegerSchema,
   number: z.number().finite(),
   decimal: z
-    .union([z.string().regex(DECIMAL, 'must be a decimal number'), z.number().finite()])
+    .union([z.string().max(1000).regex(DECIMAL, 'must be a decimal number'), z.number().finite()])
     .transform((value) => (typeof value === 'number' ? String(value) : value)),
   boolean: z.boolean(),
-  timestamp: instant,
-  date: z.iso.date(),
-  'string[]': z.array(z.string()),
-  json: z.unknown(),
+  timestamp: PgInstantSchema,
+  date: PgDateSchema,
+  'string[]': z.array(pgText(z.string())),
+  json: PgJsonSchema,
 };
 
 function valueSchema(fieldDef: FieldDef): z.ZodType {
@@ -46,7 +37,7 @@ export function recordSchemaFor(object: ObjectDef) {
   const shape: Record<string, z.ZodType> = {};
   for (const fieldDef of object.fields) {
     if (MANAGED_FIELDS.has(fieldDef.name)) continue;
-    shape[fieldDef.name] = fieldDef.name === 'source_id' ? z.string().min(1).max(512) : valueSchema(fieldDef);
+    shape[fieldDef.name] = fieldDef.name === 'source_id' ? pgText(z.string().min(1).max(512)) : valueSchema(fieldDef);
   }
   return z.object(shape).strip();
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pgText } from '../validation/index.ts';
 
 /** Where a key stands at an instant (spec 3.1); `unknown` is a key with no row, so it has no status. */
 export const AGENT_STATUSES = ['active', 'revoked', 'expired'] as const;
@@ -64,7 +65,7 @@ export const AgentNameSchema = z
 
 /** Stored as given (deduplicated): `*` and unknown names are allowed here and sorted out at resolution. */
 export const StoredSectorsSchema = z
-  .array(z.string({ error: AGENT_RULES.sectors }).min(1, { error: AGENT_RULES.sectors }).max(64, { error: AGENT_RULES.sectors }), {
+  .array(pgText(z.string({ error: AGENT_RULES.sectors }).min(1, { error: AGENT_RULES.sectors }).max(64, { error: AGENT_RULES.sectors })), {
     error: AGENT_RULES.sectors,
   })
   .max(64, { error: AGENT_RULES.sectors })

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { dataExceptionState, describeDataException } from './data-exception.ts';
 import { HttpError } from './errors.ts';
 
 type ZodIssueLike = { instancePath?: string; message?: string; params?: { issue?: { path?: PropertyKey[] } } };
@@ -15,7 +16,8 @@ function describeValidation(error: FastifyError & { validation?: ZodIssueLike[] 
 
 /**
  * JSON error answers for the Console port: `{ error, code? }`. A 5xx never carries internal text;
- * validation failures name the field and what is allowed.
+ * validation failures name the field and what is allowed. A Postgres data exception (SQLSTATE class 22)
+ * is a bad input that validation missed, so it is a 400 naming the field where the request shows it.
  */
 export function registerJsonErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -24,6 +26,12 @@ export function registerJsonErrorHandler(app: FastifyInstance): void {
     }
     if (hasZodFastifySchemaValidationErrors(error)) {
       return reply.code(400).send({ error: describeValidation(error), code: 'validation_failed' });
+    }
+    const sqlState = dataExceptionState(error);
+    if (sqlState !== null) {
+      // Logged: each one is an input that a schema should have refused first.
+      request.log.warn({ sqlState, route: request.routeOptions.url }, 'data exception answered as a bad request');
+      return reply.code(400).send({ error: describeDataException(request), code: 'validation_failed' });
     }
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
     if (status < 500) {

@@ -1,18 +1,36 @@
 import { haeDay, parseHaeTime } from './hae-time.ts';
+import type { RejectedRecord } from './ingest-types.ts';
 
 /**
  * The phone health app's export JSON (Health Auto Export, reference §4.1) as cache records:
  * `{"data": {"metrics": [...], "workouts": [...]}}` → `health.sample`, `health.workout`,
  * `health.sleep_session`. Unknown fields and the newer arrays (stateOfMind, medications, …) are ignored;
- * a data point that cannot be read is skipped and counted, never guessed at. Source ids are stable, so a
- * re-sent push (overlapping periods are normal) updates rows instead of adding them.
+ * a data point that cannot be read is skipped, counted and listed with its place, never guessed at. Source
+ * ids are stable, so a re-sent push (overlapping periods are normal) updates rows instead of adding them.
  */
+type HaeRecord = Record<string, unknown> & { source_id: string };
 export type HaeRecords = {
-  samples: Array<Record<string, unknown> & { source_id: string }>;
-  workouts: Array<Record<string, unknown> & { source_id: string }>;
-  sleepSessions: Array<Record<string, unknown> & { source_id: string }>;
+  samples: HaeRecord[];
+  workouts: HaeRecord[];
+  sleepSessions: HaeRecord[];
   skipped: number;
+  /** The points that were skipped, each with its place in the payload and the field at fault. */
+  rejected: RejectedRecord[];
+  /** Where in the payload each record came from, to name it if it cannot be stored. */
+  origins: WeakMap<object, string>;
 };
+
+const HAE_TIME_RULE = 'must be a time written yyyy-MM-dd HH:mm:ss Z, with its offset';
+
+function skip(out: HaeRecords, record: string, field: string, error: string): void {
+  out.skipped += 1;
+  out.rejected.push({ record, field, error });
+}
+
+function emit(out: HaeRecords, list: HaeRecord[], record: HaeRecord, origin: string): void {
+  list.push(record);
+  out.origins.set(record, origin);
+}
 
 type Loose = Record<string, unknown>;
 const isObject = (value: unknown): value is Loose => value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -55,23 +73,28 @@ function heartRateSeries(workout: Loose): number[] {
   });
 }
 
-function sampleRecords(metric: Loose, out: HaeRecords): void {
+function sampleRecords(metric: Loose, place: string, out: HaeRecords): void {
   const name = str(metric.name);
   const unit = str(metric.units) ?? null;
   const points = Array.isArray(metric.data) ? metric.data : [];
   if (!name) {
-    out.skipped += points.length;
+    points.forEach((_point, index) => skip(out, `${place}.data[${index}]`, 'name', "its metric has no 'name'"));
     return;
   }
-  for (const point of points) {
-    const at = isObject(point) ? parseHaeTime(point.date) : undefined;
-    if (!isObject(point) || !at) {
-      out.skipped += 1;
+  for (const [index, point] of points.entries()) {
+    const origin = `${place}.data[${index}]`;
+    if (!isObject(point)) {
+      skip(out, origin, '(record)', 'must be an object');
+      continue;
+    }
+    const at = parseHaeTime(point.date);
+    if (!at) {
+      skip(out, origin, 'date', HAE_TIME_RULE);
       continue;
     }
     const device = str(point.source) ?? null;
     const add = (metricName: string, value: number) =>
-      out.samples.push({ source_id: `${metricName}|${at}|${device ?? ''}`, metric: metricName, value, unit, start_at: at, end_at: null, device });
+      emit(out, out.samples, { source_id: `${metricName}|${at}|${device ?? ''}`, metric: metricName, value, unit, start_at: at, end_at: null, device }, origin);
     const qty = num(point.qty);
     const avg = num(point.Avg);
     if (qty !== undefined) add(name, qty);
@@ -87,16 +110,16 @@ function sampleRecords(metric: Loose, out: HaeRecords): void {
       const diastolic = num(point.diastolic);
       if (systolic !== undefined) add(`${name}_systolic`, systolic);
       if (diastolic !== undefined) add(`${name}_diastolic`, diastolic);
-    } else out.skipped += 1;
+    } else skip(out, origin, 'qty', 'no value: expected qty, Min/Avg/Max, or systolic/diastolic');
   }
 }
 
 /** Aggregated sleep: one point per night, durations in hours. */
-function aggregatedSleep(point: Loose, out: HaeRecords): void {
+function aggregatedSleep(point: Loose, origin: string, out: HaeRecords): void {
   const start = parseHaeTime(point.inBedStart) ?? parseHaeTime(point.sleepStart);
   const end = parseHaeTime(point.inBedEnd) ?? parseHaeTime(point.sleepEnd);
   if (!start || !end) {
-    out.skipped += 1;
+    skip(out, origin, start ? 'inBedEnd' : 'inBedStart', `inBedStart or sleepStart, and inBedEnd or sleepEnd, ${HAE_TIME_RULE}`);
     return;
   }
   const hours = (key: string) => num(point[key]);
@@ -106,7 +129,7 @@ function aggregatedSleep(point: Loose, out: HaeRecords): void {
   const inBedS = inBed !== undefined && inBed > 0 ? inBed * HOUR_S : (Date.parse(end) - Date.parse(start)) / 1000;
   const asleepS = asleepHours === undefined ? null : asleepHours * HOUR_S;
   const source = str(point.sleepSource) ?? str(point.inBedSource) ?? '';
-  out.sleepSessions.push({
+  emit(out, out.sleepSessions, {
     source_id: `sleep|${haeDay(point.date) ?? start}|${source}`,
     start_at: start,
     end_at: end,
@@ -118,7 +141,7 @@ function aggregatedSleep(point: Loose, out: HaeRecords): void {
     awake_s: hours('awake') === undefined ? null : (hours('awake') ?? 0) * HOUR_S,
     efficiency_pct: asleepS !== null && inBedS > 0 ? Math.min(100, (asleepS / inBedS) * 100) : null,
     score: null,
-  });
+  }, origin);
 }
 
 type Segment = { start: number; end: number; value: string; source: string };
@@ -130,13 +153,17 @@ const SESSION_GAP_MS = 60 * 60_000;
  * both the phone and the watch. Segments are joined into sessions per source, and where sessions of two
  * sources overlap only the one with the most stage detail is kept (HealthKit: one source per night).
  */
-function segmentedSleep(points: readonly unknown[], out: HaeRecords): void {
+function segmentedSleep(points: ReadonlyArray<{ point: Loose; origin: string }>, place: string, out: HaeRecords): void {
   const segments: Segment[] = [];
-  for (const point of points) {
-    const start = isObject(point) ? parseHaeTime(point.startDate) : undefined;
-    const end = isObject(point) ? parseHaeTime(point.endDate) : undefined;
-    if (!isObject(point) || !start || !end || Date.parse(end) < Date.parse(start)) {
-      out.skipped += 1;
+  for (const { point, origin } of points) {
+    const start = parseHaeTime(point.startDate);
+    const end = parseHaeTime(point.endDate);
+    if (!start || !end) {
+      skip(out, origin, start ? 'endDate' : 'startDate', HAE_TIME_RULE);
+      continue;
+    }
+    if (Date.parse(end) < Date.parse(start)) {
+      skip(out, origin, 'endDate', 'must not be before startDate');
       continue;
     }
     segments.push({ start: Date.parse(start), end: Date.parse(end), value: str(point.value) ?? 'Unspecified', source: str(point.source) ?? '' });
@@ -172,7 +199,8 @@ function segmentedSleep(points: readonly unknown[], out: HaeRecords): void {
     const inBedParts = total(session, ['In Bed']);
     const inBedS = inBedParts > 0 ? inBedParts : (session.end - session.start) / 1000;
     const asleepS = asleep(session);
-    out.sleepSessions.push({
+    // A session joins several segments, so it is named by its metric.
+    emit(out, out.sleepSessions, {
       source_id: `sleep|${new Date(session.start).toISOString()}|${session.source}`,
       start_at: new Date(session.start).toISOString(),
       end_at: new Date(session.end).toISOString(),
@@ -184,7 +212,7 @@ function segmentedSleep(points: readonly unknown[], out: HaeRecords): void {
       awake_s: total(session, ['Awake']),
       efficiency_pct: inBedS > 0 ? Math.min(100, (asleepS / inBedS) * 100) : null,
       score: null,
-    });
+    }, place);
   }
 }
 
@@ -192,21 +220,26 @@ function total(session: { parts: Segment[] }, values: readonly string[]): number
   return session.parts.filter((part) => values.includes(part.value)).reduce((sum, part) => sum + (part.end - part.start) / 1000, 0);
 }
 
-function sleepRecords(metric: Loose, out: HaeRecords): void {
+function sleepRecords(metric: Loose, place: string, out: HaeRecords): void {
   const points = Array.isArray(metric.data) ? metric.data : [];
-  const segmented = points.filter((point) => isObject(point) && ('startDate' in point || 'endDate' in point));
-  for (const point of points) {
-    if (segmented.includes(point)) continue;
-    if (isObject(point)) aggregatedSleep(point, out);
-    else out.skipped += 1;
+  const segmented: Array<{ point: Loose; origin: string }> = [];
+  for (const [index, point] of points.entries()) {
+    const origin = `${place}.data[${index}]`;
+    if (!isObject(point)) skip(out, origin, '(record)', 'must be an object');
+    else if ('startDate' in point || 'endDate' in point) segmented.push({ point, origin });
+    else aggregatedSleep(point, origin, out);
   }
-  if (segmented.length > 0) segmentedSleep(segmented, out);
+  if (segmented.length > 0) segmentedSleep(segmented, place, out);
 }
 
-function workoutRecord(workout: unknown, out: HaeRecords): void {
-  const start = isObject(workout) ? parseHaeTime(workout.start) : undefined;
-  if (!isObject(workout) || !start) {
-    out.skipped += 1;
+function workoutRecord(workout: unknown, origin: string, out: HaeRecords): void {
+  if (!isObject(workout)) {
+    skip(out, origin, '(record)', 'must be an object');
+    return;
+  }
+  const start = parseHaeTime(workout.start);
+  if (!start) {
+    skip(out, origin, 'start', HAE_TIME_RULE);
     return;
   }
   const end = parseHaeTime(workout.end) ?? null;
@@ -216,7 +249,7 @@ function workoutRecord(workout: unknown, out: HaeRecords): void {
   const heartRate = isObject(workout.heartRate) ? workout.heartRate : {};
   const series = heartRateSeries(workout);
   const duration = num(workout.duration) ?? (end ? (Date.parse(end) - Date.parse(start)) / 1000 : undefined);
-  out.workouts.push({
+  emit(out, out.workouts, {
     source_id: sourceId,
     sport: name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, ''),
     start_at: start,
@@ -227,20 +260,18 @@ function workoutRecord(workout: unknown, out: HaeRecords): void {
     avg_hr: qtyOf(workout.avgHeartRate) ?? qtyOf(heartRate.avg) ?? (series.length ? series.reduce((a, b) => a + b, 0) / series.length : null),
     max_hr: qtyOf(workout.maxHeartRate) ?? qtyOf(heartRate.max) ?? (series.length ? Math.max(...series) : null),
     strain: null,
-  });
+  }, origin);
 }
 
 export function recordsFromHae(body: unknown): HaeRecords {
-  const out: HaeRecords = { samples: [], workouts: [], sleepSessions: [], skipped: 0 };
+  const out: HaeRecords = { samples: [], workouts: [], sleepSessions: [], skipped: 0, rejected: [], origins: new WeakMap() };
   const data = isObject(body) && isObject(body.data) ? body.data : {};
-  for (const metric of Array.isArray(data.metrics) ? data.metrics : []) {
-    if (!isObject(metric)) {
-      out.skipped += 1;
-      continue;
-    }
-    if (metric.name === 'sleep_analysis') sleepRecords(metric, out);
-    else sampleRecords(metric, out);
+  for (const [index, metric] of (Array.isArray(data.metrics) ? data.metrics : []).entries()) {
+    const place = `data.metrics[${index}]`;
+    if (!isObject(metric)) skip(out, place, '(record)', 'must be an object');
+    else if (metric.name === 'sleep_analysis') sleepRecords(metric, place, out);
+    else sampleRecords(metric, place, out);
   }
-  for (const workout of Array.isArray(data.workouts) ? data.workouts : []) workoutRecord(workout, out);
+  for (const [index, workout] of (Array.isArray(data.workouts) ? data.workouts : []).entries()) workoutRecord(workout, `data.workouts[${index}]`, out);
   return out;
 }

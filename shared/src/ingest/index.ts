@@ -2,3 +2,4 @@ export * from './hae-time.ts';
 export * from './hae-format.ts';
 export * from './ingest-payload.ts';
 export * from './json-position.ts';
+export * from './ingest-types.ts';

@@ -4,6 +4,7 @@ import { recordsFromHae } from './hae-format.ts';
 import { parseHaeTime } from './hae-time.ts';
 import { readIngestPayload } from './ingest-payload.ts';
 import { locateJsonError } from './json-position.ts';
+import { PG_VALUE_RULES } from '../validation/index.ts';
 
 describe('Health Auto Export times', () => {
   it.each([
@@ -64,10 +65,36 @@ describe('the health app export', () => {
     expect(new Set(ids(haePayloadV2(day))).size).toBe(ids(haePayloadV2(day)).length);
   });
 
-  it('skips and counts points it cannot read', () => {
+  it('skips, counts and lists the points it cannot read, with their place and field', () => {
     const out = recordsFromHae({ data: { metrics: [{ name: 'step_count', units: 'count', data: [{ qty: 1, date: 'soon' }, { date: '2026-01-01 10:00:00 +0000' }, { qty: 3, date: '2026-01-01 10:00:00 +0000' }] }], workouts: [{ name: 'Yoga' }] } });
     expect(out.samples).toHaveLength(1);
     expect(out.skipped).toBe(3);
+    expect(out.rejected.map(({ record, field }) => [record, field])).toEqual([
+      ['data.metrics[0].data[0]', 'date'],
+      ['data.metrics[0].data[1]', 'qty'],
+      ['data.workouts[0]', 'start'],
+    ]);
+  });
+
+  it('lists a point read but not storable (year 0, a NUL, a lone surrogate) and keeps the rest', () => {
+    const point = (date: string, source = 'iPhone') => ({ qty: 1, date, source });
+    const batch = readIngestPayload(
+      {
+        data: {
+          metrics: [{ name: 'step_count', units: 'count', data: [point('0000-01-01 00:00:00 +0000'), point('2026-01-01 10:00:00 +0000'), point('2026-01-01 11:00:00 +0000', 'i\u0000Phone'), point('2026-01-01 12:00:00 +0000', '\ud800')] }],
+          workouts: [{ id: 'w\u0000', name: 'Run', start: '2026-01-01 07:00:00 +0000' }],
+        },
+      },
+      'health',
+    );
+    expect(batch.byObject.get('health.sample')).toEqual([expect.objectContaining({ start_at: '2026-01-01T10:00:00.000Z' })]);
+    expect(batch.rejected).toEqual([
+      { record: 'data.metrics[0].data[0]', field: 'start_at', error: PG_VALUE_RULES.instant },
+      { record: 'data.metrics[0].data[2]', field: 'source_id', error: PG_VALUE_RULES.text },
+      { record: 'data.metrics[0].data[3]', field: 'source_id', error: PG_VALUE_RULES.text },
+      { record: 'data.workouts[0]', field: 'source_id', error: PG_VALUE_RULES.text },
+    ]);
+    expect(batch.skipped).toBe(4);
   });
 });
 
@@ -75,19 +102,25 @@ describe('the canonical {records:[…]} form', () => {
   it('infers the object in a one-object sector and requires it in health', () => {
     const home = readIngestPayload({ records: [{ source_id: 'light.x', entity_id: 'light.x', domain: 'light', state: 'on', attributes: {} }] }, 'home');
     expect([...home.byObject.keys()]).toEqual(['home.entity']);
-    expect(() => readIngestPayload({ records: [{ source_id: 'a', metric: 'x' }] }, 'health')).toThrow('records[0]: name its object');
+    expect(readIngestPayload({ records: [{ source_id: 'a', metric: 'x' }] }, 'health').rejected).toEqual([
+      { record: 'records[0]', field: 'object', error: 'name its object, one of health.sample, health.workout, health.sleep_session' },
+    ]);
   });
 
   it("refuses a record of another sector: the connection decides, never the payload", () => {
-    expect(() => readIngestPayload({ records: [{ object: 'finance.transaction', source_id: 't', amount: '1' }] }, 'health')).toThrow(
-      "records[0]: object 'finance.transaction' is not in this connection's sector 'health'",
-    );
+    const batch = readIngestPayload({ records: [{ object: 'finance.transaction', source_id: 't', amount: '1' }] }, 'health');
+    expect(batch.rejected).toEqual([{ record: 'records[0]', field: 'object', error: "object 'finance.transaction' is not in this connection's sector 'health'" }]);
+    expect([...batch.byObject.values()].flat()).toEqual([]);
   });
 
   it('names the record and field that is wrong, and ignores unknown fields', () => {
-    expect(() => readIngestPayload({ records: [{ object: 'health.sample', source_id: 'a', metric: 'x', value: 'many' }] }, 'health')).toThrow("records[0]: 'value'");
-    const batch = readIngestPayload({ records: [{ object: 'health.sample', source_id: 'a', metric: 'x', value: 1, colour: 'red' }] }, 'health');
-    expect(batch.byObject.get('health.sample')).toHaveLength(1);
+    const batch = readIngestPayload(
+      { records: [{ object: 'health.sample', source_id: 'a', metric: 'x', value: 'many' }, { object: 'health.sample', source_id: 'b', metric: 'x', value: 1, colour: 'red' }] },
+      'health',
+    );
+    expect(batch.rejected).toEqual([{ record: 'records[0]', field: 'value', error: expect.any(String) }]);
+    expect(batch.skipped).toBe(1);
+    expect(batch.byObject.get('health.sample')).toEqual([expect.objectContaining({ source_id: 'b' })]);
   });
 
   it('refuses the health export on another sector, and an unrecognised body', () => {

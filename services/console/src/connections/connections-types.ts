@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pgText } from '@pcg/shared/validation';
 
 export const ConnectionViewSchema = z.object({
   id: z.string(),
@@ -27,8 +28,8 @@ export type ConnectionView = z.infer<typeof ConnectionViewSchema>;
 const interval = z.number().int().min(1).max(7 * 24 * 60);
 
 export const CreateConnectionBodySchema = z.object({
-  provider: z.string().min(1).max(100),
-  displayName: z.string().trim().min(1).max(200).optional(),
+  provider: pgText(z.string().min(1).max(100)),
+  displayName: pgText(z.string().trim().min(1).max(200)).optional(),
   syncIntervalMinutes: interval.optional(),
   /** Provider-specific, e.g. Home Assistant `{baseUrl, token}`; sealed before it is stored, never shown again. */
   credentials: z.unknown().optional(),
@@ -38,7 +39,7 @@ export type CreateConnectionBody = z.infer<typeof CreateConnectionBodySchema>;
 export const UpdateConnectionBodySchema = z
   .object({
     syncIntervalMinutes: interval.optional(),
-    displayName: z.string().trim().min(1).max(200).optional(),
+    displayName: pgText(z.string().trim().min(1).max(200)).optional(),
     /** New credentials for a token provider (a re-issued hub token); the connection becomes active again. */
     credentials: z.unknown().optional(),
   })

@@ -2,7 +2,7 @@ import { upsertRecords } from '@pcg/shared/cache';
 import { ingestSecretMatches } from '@pcg/shared/crypto';
 import { sql, type DatabasePool } from '@pcg/shared/db';
 import { ValidationError } from '@pcg/shared/http';
-import { readIngestPayload, type IngestFormat } from '@pcg/shared/ingest';
+import { readIngestPayload, type IngestFormat, type RejectedRecord } from '@pcg/shared/ingest';
 import { findProvider } from '@pcg/shared/providers';
 import { isSector, type Sector } from '@pcg/shared/sectors';
 import type { ConnectionsQueries } from '../connections/connections-queries.ts';
@@ -16,7 +16,11 @@ export type Authorization =
   /** `sector` is known when the id named a real connection (for the audit row only, never the answer). */
   | { ok: false; sector: string | null };
 
-export type IngestResult = { format: IngestFormat; accepted: Record<string, number>; skipped: number };
+/**
+ * What became of a push: rows written per object, and every record or data point not kept (`skipped`
+ * counts them, `rejected` names them). `stored` is false when records were sent and none could be kept.
+ */
+export type IngestResult = { format: IngestFormat; accepted: Record<string, number>; skipped: number; rejected: RejectedRecord[]; stored: boolean };
 
 export function createIngestService(deps: { db: DatabasePool; queries: Pick<ConnectionsQueries, 'forIngest'> }) {
   return {
@@ -39,12 +43,17 @@ export function createIngestService(deps: { db: DatabasePool; queries: Pick<Conn
     },
 
     /**
-     * Stores one push in one transaction through the upsert path: the connection fixes user, sector and
-     * tables; re-sent records update in place. The push time becomes the connection's last sync.
+     * Stores the good records of one push in one transaction through the upsert path: the connection
+     * fixes user, sector and tables; re-sent records update in place. Records that cannot be stored were
+     * refused one by one before the transaction, so one bad value never costs the others. The push time
+     * becomes the connection's last sync, unless nothing of it could be kept.
      */
     async ingest(connection: PushConnection, body: unknown): Promise<IngestResult> {
       if (body === undefined || body === null) throw new ValidationError('empty body: send the export JSON or {"records":[…]}');
       const batch = readIngestPayload(body, connection.sector);
+      const { format, skipped, rejected } = batch;
+      const good = [...batch.byObject.values()].some((records) => records.length > 0);
+      if (!good && rejected.length > 0) return { format, accepted: {}, skipped, rejected, stored: false };
       const accepted: Record<string, number> = {};
       await deps.db.transaction(async (tx) => {
         for (const [object, records] of batch.byObject) {
@@ -53,7 +62,7 @@ export function createIngestService(deps: { db: DatabasePool; queries: Pick<Conn
         await tx.query(sql.unsafe`
           UPDATE connections SET last_synced_at = now(), last_error = NULL, updated_at = now() WHERE id = ${connection.id}::uuid`);
       });
-      return { format: batch.format, accepted, skipped: batch.skipped };
+      return { format, accepted, skipped, rejected, stored: true };
     },
   };
 }

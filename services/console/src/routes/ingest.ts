@@ -14,6 +14,21 @@ export class MalformedJsonError extends HttpError {
   }
 }
 
+/** At most this many rejected records are listed in an answer; `skipped` always counts them all. */
+export const MAX_LISTED_REJECTIONS = 1000;
+
+/** The words of a 400 for a push of which nothing could be stored. */
+export function nothingStoredMessage(result: IngestResult): string {
+  const listed = result.rejected.slice(0, 3).map((entry) => `${entry.record}: '${entry.field}' ${entry.error}`);
+  const more = result.rejected.length > listed.length ? `; and ${result.rejected.length - listed.length} more` : '';
+  return `no record of the push could be stored: ${listed.join('; ')}${more}`;
+}
+
+/** The answer's view of a result: the rejections listed (capped), the internal flag left out. */
+function answerOf({ stored: _stored, rejected, ...result }: IngestResult) {
+  return { ...result, rejected: rejected.slice(0, MAX_LISTED_REJECTIONS) };
+}
+
 type PushState = { denied: true; sector: string | null } | { denied: false; connection: PushConnection; result?: IngestResult };
 
 /** The secret from `Authorization: Bearer …` (case-insensitive scheme) or `X-PCI-Webhook-Secret`. */
@@ -37,7 +52,9 @@ export type IngestRouteDeps = {
  * `POST /api/ingest/:connectionId` (spec 4.6, design 4.5). The secret is checked in `onRequest`, before
  * fastify reads the body; no Host check applies. Every push leaves one `ingest` audit row, written when
  * the answer has gone (refused: deny/unauthorized; accepted: allow, with an error outcome when the body
- * was too large, not JSON, or not a payload we read).
+ * was too large, not JSON, or not a payload we read). A push with some records that cannot be stored
+ * keeps the others and answers 200 listing the rest; one of which nothing can be stored answers 400
+ * listing them, and stores nothing.
  */
 export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps): void {
   const pushes = new WeakMap<FastifyRequest, PushState>();
@@ -97,11 +114,14 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
     scope.post<{ Params: { connectionId: string } }>(
       '/api/ingest/:connectionId',
       { bodyLimit: deps.bodyLimit, onRequest: authorize, onResponse: recordAudit },
-      async (request) => {
+      async (request, reply) => {
         const push = pushes.get(request);
         if (!push || push.denied) throw new Error('push reached the handler without authorization');
         push.result = await deps.ingest.ingest(push.connection, request.body);
-        return push.result;
+        if (!push.result.stored) {
+          return reply.code(400).send({ error: nothingStoredMessage(push.result), code: 'validation_failed', ...answerOf(push.result) });
+        }
+        return answerOf(push.result);
       },
     );
   });

@@ -1,3 +1,4 @@
+import { isPgText, PG_VALUE_RULES } from '@pcg/shared/validation';
 import type { BridgeEndpoints } from './bridge-endpoints.ts';
 import { BRIDGE_MESSAGES } from './bridge-errors.ts';
 import type { ClientRow } from './bridge-queries.ts';
@@ -64,6 +65,11 @@ export async function checkAuthorizeRequest(
   deps: { findClient(id: string): Promise<ClientRow | null>; endpoints: BridgeEndpoints },
 ): Promise<AuthorizeCheck> {
   const tooLong = AUTHORIZE_PARAMS.find((name) => (params[name]?.length ?? 0) > MAX_PARAM_LENGTH);
+  // Text Postgres cannot hold matches no client and must never reach the lookup or the stored code.
+  const unstorable = AUTHORIZE_PARAMS.find((name) => params[name] !== undefined && !isPgText(params[name]));
+  if (unstorable === 'client_id' || unstorable === 'redirect_uri') {
+    return { kind: 'refused', message: `${unstorable} ${PG_VALUE_RULES.text}.`, denial: 'authorize: malformed request' };
+  }
   if (!params.client_id) return { kind: 'refused', message: 'client_id is missing from the sign-in address.', denial: 'authorize: unknown client' };
   const client = tooLong === 'client_id' ? null : await deps.findClient(params.client_id);
   if (!client) return { kind: 'refused', message: BRIDGE_MESSAGES.unknownClient, denial: 'authorize: unknown client' };
@@ -84,6 +90,7 @@ export async function checkAuthorizeRequest(
     location: withParams(redirectUri, { error, error_description: description, state, iss: deps.endpoints.issuer }),
   });
   if (tooLong) return back('invalid_request', `${tooLong} is longer than ${MAX_PARAM_LENGTH} characters`);
+  if (unstorable) return back('invalid_request', `${unstorable} ${PG_VALUE_RULES.text}`);
   if (params.response_type !== 'code') return back('unsupported_response_type', "response_type must be 'code'");
   if (params.code_challenge_method !== 'S256') return back('invalid_request', BRIDGE_MESSAGES.challengeMethod);
   if (!params.code_challenge || !S256_CHALLENGE_PATTERN.test(params.code_challenge)) {

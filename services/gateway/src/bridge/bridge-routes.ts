@@ -2,12 +2,13 @@ import formbody from '@fastify/formbody';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditEvent, AuditRecorder, RefusalThrottle } from '@pcg/shared/audit';
+import { dataExceptionState, describeDataException } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
 import type { Redis } from '@pcg/shared/redis';
 import { JSONRPC_ERRORS, jsonRpcErrorBody } from '../mcp/jsonrpc-errors.ts';
 import { AUTHORIZE_PARAMS, checkAuthorizeRequest, withParams, type AuthorizeParams } from './authorize-request.ts';
 import { authorizationServerMetadata, BRIDGE_PATHS, protectedResourceMetadata, type BridgeEndpoints } from './bridge-endpoints.ts';
-import { BRIDGE_MESSAGES, OAuthError, SIGN_IN_DENIALS, type Denial } from './bridge-errors.ts';
+import { BRIDGE_MESSAGES, invalidRequest, OAuthError, SIGN_IN_DENIALS, type Denial } from './bridge-errors.ts';
 import { formIsFresh, signForm } from './form-token.ts';
 import { PAGE_HEADERS, renderRefusalPage, renderSignInPage } from './sign-in-page.ts';
 import type { SignInService } from './sign-in-service.ts';
@@ -46,12 +47,25 @@ function readParams(source: unknown): { params: AuthorizeParams; repeated: strin
   return { params, repeated };
 }
 
-/** A public client may send its id as the user of HTTP Basic instead of in the body. */
+/** Spec-free texts of the bridge's own refusals of malformed input; the tests use them too. */
+export const BRIDGE_INPUT_ERRORS = {
+  basicClientId: 'the client id in the Authorization header is not form-urlencoded text (RFC 6749 2.3.1)',
+} as const;
+
+/**
+ * A public client may send its id as the user of HTTP Basic instead of in the body. The user is
+ * form-urlencoded (RFC 6749 2.3.1); one that does not decode is a malformed request.
+ */
 function clientIdFromBasic(header: string | undefined): string | undefined {
   const match = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
   if (!match) return undefined;
   const user = Buffer.from(match[1] as string, 'base64').toString('utf8').split(':')[0];
-  return user ? decodeURIComponent(user) : undefined;
+  if (!user) return undefined;
+  try {
+    return decodeURIComponent(user);
+  } catch {
+    throw invalidRequest(BRIDGE_INPUT_ERRORS.basicClientId);
+  }
 }
 
 /**
@@ -90,6 +104,10 @@ export async function registerBridgeRoutes(app: FastifyInstance, deps: BridgeRou
     bridge.setErrorHandler((error: FastifyError, request, reply) => {
       reply.header('cache-control', 'no-store');
       if (error instanceof OAuthError) return reply.code(error.status).send(error.toBody());
+      if (dataExceptionState(error) !== null) {
+        request.log.warn({ sqlState: dataExceptionState(error), route: request.routeOptions.url }, 'data exception answered as a bad request');
+        return reply.code(400).send(invalidRequest(describeDataException(request)).toBody());
+      }
       const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
       if (status < 500) return reply.code(400).send({ error: 'invalid_request', error_description: error.message });
       request.log.error({ err: error }, 'bridge request failed');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isPgText, pgText, PG_VALUE_RULES } from '@pcg/shared/validation';
 import { GRANT_TYPES } from './bridge-endpoints.ts';
 
 /** A loopback host as the URL parser writes it: localhost, an IPv4 address in 127.0.0.0/8, or [::1]. */
@@ -6,6 +7,8 @@ export const LOOPBACK_HOST = /^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]
 
 /** Whether a redirect URI may be registered: https, or http to a loopback host (RFC 8252 7.3); no fragment. */
 export function redirectUriProblem(uri: string): string | null {
+  // The URL parser would accept and escape these; the raw text is what is stored.
+  if (!isPgText(uri)) return `a redirect URI ${PG_VALUE_RULES.text}`;
   let url: URL;
   try {
     url = new URL(uri);
@@ -21,7 +24,8 @@ export function redirectUriProblem(uri: string): string | null {
 
 /** Optional fields sent as null are treated as absent: some clients serialise every field they know. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === null ? undefined : value), schema.optional());
-const text = (max: number, field: string) => z.string({ error: `'${field}' must be a string` }).max(max, { error: `'${field}' must be at most ${max} characters` });
+const text = (max: number, field: string) =>
+  pgText(z.string({ error: `'${field}' must be a string` }).max(max, { error: `'${field}' must be at most ${max} characters` }), `'${field}' ${PG_VALUE_RULES.text}`);
 const webUrl = (field: string) =>
   text(2000, field).refine((value) => /^https?:\/\//i.test(value) && URL.canParse(value), { error: `'${field}' must be an http or https URL` });
 

@@ -1,4 +1,5 @@
 import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
+import { isPgText, PG_VALUE_RULES } from '@pcg/shared/validation';
 import { resourceMatches } from './authorize-request.ts';
 import { ACCESS_TOKEN_SECONDS, type BridgeEndpoints } from './bridge-endpoints.ts';
 import { invalidClient, invalidGrant, invalidRequest, invalidTarget, unsupportedGrantType, type OAuthError } from './bridge-errors.ts';
@@ -32,7 +33,7 @@ export type TokenServiceDeps = {
   now?: () => Date;
 };
 
-/** Every parameter must be a single string (RFC 6749 3.2: none may be sent twice). */
+/** Every parameter must be a single string (RFC 6749 3.2: none may be sent twice) that Postgres can hold. */
 function param(body: Record<string, unknown>, name: string, required: true): string;
 function param(body: Record<string, unknown>, name: string, required?: false): string | undefined;
 function param(body: Record<string, unknown>, name: string, required = false): string | undefined {
@@ -42,6 +43,7 @@ function param(body: Record<string, unknown>, name: string, required = false): s
     return undefined;
   }
   if (typeof value !== 'string') throw invalidRequest(`${name} must be sent once, as a string`);
+  if (!isPgText(value)) throw invalidRequest(`${name} ${PG_VALUE_RULES.text}`);
   return value;
 }
 
