@@ -28,7 +28,8 @@ async function openInOrder<T>(steps: (opened: Array<{ close(): Promise<void> }>)
   }
 }
 
-export async function startGateway(config: GatewayConfig, log: Logger): Promise<RunningGateway> {
+/** `now` is the gateway's clock (key deadlines, the refusal cap's windows); tests move it. Default: the real one. */
+export async function startGateway(config: GatewayConfig, log: Logger, options: { now?: () => Date } = {}): Promise<RunningGateway> {
   const app = buildApp({ log, trustedProxies: config.MCP_TRUSTED_PROXIES });
   const { infra, live, bridge, mcp, address } = await openInOrder(async (opened) => {
     const infra = await openInfrastructure(config, 'gateway', log);
@@ -37,7 +38,7 @@ export async function startGateway(config: GatewayConfig, log: Logger): Promise<
     opened.push(live);
     const bridge = await openBridgeSwitch({ db: infra.db, settings: config, log });
     opened.push(bridge);
-    const mcp = await registerMcpGateway(app, { config, log, db: infra.db, redis: infra.redis, live, bridge });
+    const mcp = await registerMcpGateway(app, { config, log, db: infra.db, redis: infra.redis, live, bridge, now: options.now });
     opened.push(mcp);
     const address = await app.listen({ host: config.BIND_HOST, port: config.MCP_HTTP_PORT });
     return { infra, live, bridge, mcp, address };

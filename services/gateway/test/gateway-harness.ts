@@ -5,9 +5,9 @@ import { createCapturingLogger, type TestEnvironment } from '@pcg/shared/testing
 import { gatewayConfigSchema } from '../src/config.ts';
 import { startGateway, type RunningGateway } from '../src/service.ts';
 
-export async function startTestGateway(testEnv: TestEnvironment, env: Record<string, string> = {}): Promise<RunningGateway> {
+export async function startTestGateway(testEnv: TestEnvironment, env: Record<string, string> = {}, options: { now?: () => Date } = {}): Promise<RunningGateway> {
   const config = loadConfig(gatewayConfigSchema, testEnv.env({ MCP_HTTP_PORT: '0', SERVICE_NAME: 'pcg-test-gateway', ...env }));
-  return startGateway(config, createCapturingLogger('gateway').log);
+  return startGateway(config, createCapturingLogger('gateway').log, options);
 }
 
 /** An agent as it would connect: the official SDK client over Streamable HTTP with its key. */

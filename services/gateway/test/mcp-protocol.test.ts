@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { upsertRecords } from '@pcg/shared/cache';
 import { createTestAgent, insertTestConnection, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
 import type { RunningGateway } from '../src/service.ts';
-import { JSONRPC_ERRORS } from '../src/mcp/jsonrpc-errors.ts';
+import { JSONRPC_ERRORS, jsonRpcErrorBody, keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
 import { connectAgent, INITIALIZE, messageOf, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';
 
 const testEnv = useTestEnvironment();
@@ -127,15 +127,15 @@ describe('an agent with the official SDK client', () => {
 
 describe('/mcp answers of spec 7, raw HTTP', () => {
   it.each([
-    ['no Authorization', {}],
-    ['an unknown key', { authorization: `Bearer pcg_${'x'.repeat(43)}` }],
-    ['a malformed key', { authorization: 'Bearer hello' }],
-    ['Bearer with no key', { authorization: 'Bearer ' }],
-    ['another scheme', { authorization: `Basic ${Buffer.from(`u:${'k'}`).toString('base64')}` }],
-  ])('initialize with %s → 401 -32001 Unauthorized', async (_label, headers) => {
+    ['no Authorization', {}, undefined],
+    ['an unknown key', { authorization: `Bearer pcg_${'x'.repeat(43)}` }, keyRefusalText('unknown agent')],
+    ['a malformed key', { authorization: 'Bearer hello' }, keyRefusalText('unknown agent')],
+    ['Bearer with no key', { authorization: 'Bearer ' }, undefined],
+    ['another scheme', { authorization: `Basic ${Buffer.from(`u:${'k'}`).toString('base64')}` }, undefined],
+  ])('initialize with %s → 401 -32001 Unauthorized, the refusal text in data', async (_label, headers, data) => {
     const answer = await rawMcp(gateway.address, { headers, body: INITIALIZE });
     expect(answer.status).toBe(401);
-    expect(answer.json()).toEqual(errorBody(JSONRPC_ERRORS.unauthorized, 1));
+    expect(answer.json()).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.unauthorized, 1, data));
     expect(answer.headers.get('www-authenticate')).toBeNull();
   });
 
@@ -152,7 +152,7 @@ describe('/mcp answers of spec 7, raw HTTP', () => {
       const queued = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.tool === 'initialize');
       return queued.length > 0 ? queued : undefined;
     });
-    expect(rows).toMatchObject([{ agentId: null, tool: 'initialize', decision: 'deny', denyReason: 'unknown agent', sector: null }]);
+    expect(rows).toMatchObject([{ agentId: null, tool: 'initialize', decision: 'deny', denyReason: 'access denied: unknown agent', sector: null }]);
   });
 
   it('answers a request without a session id with 400 -32000', async () => {

@@ -1,14 +1,33 @@
-/** The JSON-RPC error answers of spec 7 for the agent port; code and tests use these constants. */
+import type { KeyRefusal } from '@pcg/shared/grants';
+
+/** The JSON-RPC error answers of the agent port (spec 7, design 4.7); code and tests use these constants. */
 export const JSONRPC_ERRORS = {
   notFound: { status: 404, code: -32601, message: 'Not found' },
   unauthorized: { status: 401, code: -32001, message: 'Unauthorized' },
   tooManySessions: { status: 503, code: -32000, message: 'Too many sessions' },
   missingSession: { status: 400, code: -32000, message: 'Missing or invalid Mcp-Session-Id' },
   unknownSession: { status: 404, code: -32001, message: 'Unknown session' },
+  /** The grant store did not answer; sent with `Retry-After`, never a 401 (which would start a new sign-in). */
+  storeUnavailable: { status: 503, code: -32000, message: 'Service unavailable; try again shortly' },
+  /** A request whose JSON-RPC id is already in flight on the session (the transport would answer only one). */
+  duplicateRequestId: { status: 409, code: -32600, message: 'duplicate request id in flight' },
+  /** A POST on a session with an empty body. */
+  emptyBody: { status: 400, code: -32700, message: 'Parse error: empty body' },
 } as const;
 
 export type JsonRpcErrorAnswer = (typeof JSONRPC_ERRORS)[keyof typeof JSONRPC_ERRORS];
 
-export function jsonRpcErrorBody(answer: { code: number; message: string }, id: string | number | null = null) {
-  return { jsonrpc: '2.0' as const, error: { code: answer.code, message: answer.message }, id };
+/** Seconds a client is told to wait before retrying after `storeUnavailable`. */
+export const STORE_RETRY_AFTER_SECONDS = 5;
+
+/** Spec 3.1 and 7: the refusal texts of a key refused at connect, word for word. */
+export const keyRefusalText = (reason: KeyRefusal): string => `access denied: ${reason}`;
+
+/** A key that still resolves, but whose grant changed while its session was starting (design 4.7). */
+export const GRANT_CHANGED_TEXT = 'access denied: the grant changed while the session was starting; connect again';
+
+/** The JSON-RPC error envelope; `data` carries a refusal's exact text when there is one. */
+export function jsonRpcErrorBody(answer: { code: number; message: string }, id: string | number | null = null, data?: string) {
+  const error = data === undefined ? { code: answer.code, message: answer.message } : { code: answer.code, message: answer.message, data };
+  return { jsonrpc: '2.0' as const, error, id };
 }

@@ -49,7 +49,7 @@ export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayD
   const { config, log, db, redis, live, now, bridge } = deps;
   const clock = now ?? (() => new Date());
   const audit = createAuditProducer({ redis, db, source: 'gateway', settings: config, log });
-  const throttle = createRefusalThrottle({ redis, recorder: audit, log });
+  const throttle = createRefusalThrottle({ redis, recorder: audit, log, now: () => clock().getTime() });
   const resolver = createKeyResolver({ db, log });
   const agents = createAgentQueries(db);
   const agentEvents = createAgentEventPublisher(redis, config);
@@ -79,7 +79,7 @@ export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayD
       tool: 'initialize',
       sector: null,
       decision: 'deny',
-      denyReason: refusal.reason,
+      denyReason: refusal.denyReason,
       args: {},
       outcome: 'error',
     });

@@ -4,13 +4,22 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { parseBearer, type Grant, type KeyRefusal } from '@pcg/shared/grants';
 import type { Logger } from '@pcg/shared/logger';
-import { JSONRPC_ERRORS, jsonRpcErrorBody, type JsonRpcErrorAnswer } from './jsonrpc-errors.ts';
+import { createInFlightIds, requestIdsOf } from './in-flight-ids.ts';
+import {
+  GRANT_CHANGED_TEXT,
+  JSONRPC_ERRORS,
+  jsonRpcErrorBody,
+  keyRefusalText,
+  STORE_RETRY_AFTER_SECONDS,
+  type JsonRpcErrorAnswer,
+} from './jsonrpc-errors.ts';
 import { createMcpServer, type McpServerDeps } from './mcp-server-factory.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export type InitializeRefusal = { reason: 'missing' | 'unknown agent' | 'revoked' | 'expired' | 'grant changed'; keyPresented: boolean };
+/** A refused initialize, for its audit row: `denyReason` is the exact text the client was given. */
+export type InitializeRefusal = { denyReason: string; keyPresented: boolean };
 
 /** A credential on /mcp: an agent key, or a bridge access token standing for the same grant. */
 export type CredentialResult =
@@ -20,6 +29,7 @@ export type CredentialResult =
 export type McpRouteDeps = {
   registry: SessionRegistry;
   server: McpServerDeps;
+  /** Throws when the grant store does not answer (answered 503, never 401). */
   resolveAuthorization(header: string | undefined): Promise<CredentialResult>;
   /**
    * The `WWW-Authenticate` value of a 401 while the OAuth bridge is on (spec 5 rule 4), naming why a
@@ -38,12 +48,26 @@ function answer(reply: FastifyReply, error: JsonRpcErrorAnswer, id: string | num
   return reply.code(error.status).send(jsonRpcErrorBody(error, id));
 }
 
-/** Why a presented credential was refused, as the challenge's error_description. */
-const refusalText = (reason: KeyRefusal) => `access denied: ${reason}`;
-
 function requestIdOf(body: unknown): string | number | null {
   const id = (body as { id?: unknown } | null)?.id;
   return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+/**
+ * Fastify's JSON parser, except that an empty body parses as no body: a GET or DELETE sent with
+ * `Content-Type: application/json` and nothing in it must still get its session answer (404, 400),
+ * not a parse error. A POST with no body is answered by the router.
+ */
+function acceptEmptyJsonBodies(scope: FastifyInstance): void {
+  const parseJson = scope.getDefaultJsonParser('error', 'error');
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), done);
+  });
 }
 
 /** SHA-256 of the bearer credential, to bind a session to what opened it; '' when there is none. */
@@ -60,12 +84,20 @@ function credentialHash(header: string | undefined): string {
 export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): void {
   const { registry, log } = deps;
   const now = deps.now ?? (() => new Date());
+  const inFlight = createInFlightIds();
 
-  /** 401 -32001, with the bridge's challenge when it is on. */
-  function unauthorized(reply: FastifyReply, id: string | number | null, refused?: KeyRefusal) {
-    const challenge = deps.challenge(refused === undefined ? undefined : refusalText(refused));
+  /** 401 -32001 `Unauthorized` (spec 7); a refusal's exact text goes in `data`, and in the bridge's challenge. */
+  function unauthorized(reply: FastifyReply, id: string | number | null, refusedText?: string) {
+    const challenge = deps.challenge(refusedText);
     if (challenge) reply.header('www-authenticate', challenge);
-    return answer(reply, JSONRPC_ERRORS.unauthorized, id);
+    return reply.code(JSONRPC_ERRORS.unauthorized.status).send(jsonRpcErrorBody(JSONRPC_ERRORS.unauthorized, id, refusedText));
+  }
+
+  /** 503 with Retry-After while the grant store is down: not a refusal (no row, no 401, no new sign-in). */
+  function storeUnavailable(reply: FastifyReply, id: string | number | null, error: unknown) {
+    log.warn({ err: error }, 'grant store unavailable on /mcp');
+    reply.header('retry-after', String(STORE_RETRY_AFTER_SECONDS));
+    return answer(reply, JSONRPC_ERRORS.storeUnavailable, id);
   }
 
   /** Hands the request to a transport; fastify must not touch the reply afterwards. */
@@ -83,88 +115,117 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     }
   }
 
+  /** Resolves a credential; undefined once a 503 has been sent because the store did not answer. */
+  async function resolveOrAnswer(reply: FastifyReply, header: string | undefined, id: string | number | null) {
+    try {
+      return await deps.resolveAuthorization(header);
+    } catch (error) {
+      storeUnavailable(reply, id, error);
+      return undefined;
+    }
+  }
+
+  /** The refusal text for a session whose grant changed while it started: the key's state now, if refused. */
+  async function raceRefusalText(header: string | undefined): Promise<string> {
+    const current = await deps.resolveAuthorization(header);
+    return current.ok || current.reason === 'missing' ? GRANT_CHANGED_TEXT : keyRefusalText(current.reason);
+  }
+
   async function initialize(request: FastifyRequest, reply: FastifyReply) {
     const header = request.headers.authorization;
-    const resolved = await deps.resolveAuthorization(header);
+    const requestId = requestIdOf(request.body);
+    const resolved = await resolveOrAnswer(reply, header, requestId);
+    if (!resolved) return reply;
     if (!resolved.ok) {
-      deps.onInitializeRefused({ reason: resolved.reason, keyPresented: resolved.reason !== 'missing' });
-      return unauthorized(reply, requestIdOf(request.body), resolved.reason === 'missing' ? undefined : resolved.reason);
+      const refusedText = resolved.reason === 'missing' ? undefined : keyRefusalText(resolved.reason);
+      deps.onInitializeRefused({ denyReason: refusedText ?? 'missing', keyPresented: resolved.reason !== 'missing' });
+      return unauthorized(reply, requestId, refusedText);
     }
     const grant: Grant = resolved.grant;
     const reservation = registry.reserve(grant.agentName);
-    if (!reservation) return answer(reply, JSONRPC_ERRORS.tooManySessions, requestIdOf(request.body));
+    if (!reservation) return answer(reply, JSONRPC_ERRORS.tooManySessions, requestId);
 
-    let committed = false;
+    // The id is chosen here so the session is registered before the transport answers: a key event
+    // that dooms the reservation up to that moment refuses the initialize instead of letting a 200 out.
+    const sessionId = randomUUID();
     const server = createMcpServer(deps.server, grant);
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      onsessioninitialized: (id) => {
-        committed = reservation.commit({
-          id,
-          grant,
-          credentialHash: credentialHash(header),
-          credentialValidUntil: resolved.validUntil,
-          transport,
-          close: () => server.close(),
-        });
-      },
-    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => sessionId });
     // Set before connect(): the Protocol wraps an existing onclose, and a later assignment would replace it.
-    transport.onclose = () => {
-      if (transport.sessionId) void registry.end(transport.sessionId, 'transport closed');
-    };
+    transport.onclose = () => void registry.end(sessionId, 'transport closed');
+    let committed = false;
     try {
       await server.connect(transport);
-      // A grant change between the key lookup and now refuses the session (design 4.7).
-      if ((await deps.currentGeneration(grant.agentId)) !== grant.generation) {
-        reservation.release();
-        await server.close();
-        deps.onInitializeRefused({ reason: 'grant changed', keyPresented: true });
-        return unauthorized(reply, requestIdOf(request.body), 'revoked');
+      // A grant change between the key lookup and now refuses the session (design 4.7), as does a key
+      // event that arrived meanwhile (the reservation is then doomed and commit refuses).
+      const generation = await deps.currentGeneration(grant.agentId);
+      committed = generation === grant.generation && reservation.commit({
+        id: sessionId,
+        grant,
+        credentialHash: credentialHash(header),
+        credentialValidUntil: resolved.validUntil,
+        transport,
+        close: () => server.close(),
+      });
+      if (!committed) {
+        const refusedText = await raceRefusalText(header);
+        deps.onInitializeRefused({ denyReason: refusedText, keyPresented: true });
+        return unauthorized(reply, requestId, refusedText);
       }
       await handOver(request, reply, transport, request.body);
+      // The transport refused the initialize itself (say, an Accept header without SSE): no session opened.
+      if (transport.sessionId === undefined) await registry.end(sessionId, 'initialize not accepted by the transport');
+    } catch (error) {
+      if (reply.sent || reply.raw.headersSent) throw error;
+      return storeUnavailable(reply, requestId, error);
     } finally {
       reservation.release();
-      // A key event that arrived while the session was starting ends it now: its next request gets 404.
-      if (!committed && transport.sessionId) await server.close();
+      if (!committed) await server.close();
     }
     return reply;
   }
 
-  app.post('/mcp', async (request, reply) => {
-    const body = request.body;
-    const sessionHeader = request.headers['mcp-session-id'];
-    // An initialize still carrying a stale session id starts a new session: clients re-initializing
-    // after a 404 sometimes forget to drop the header.
-    if (isInitializeRequest(body)) return initialize(request, reply);
-    return forSession(request, reply, sessionHeader, body);
+  // Encapsulated, so the lenient JSON parser applies to /mcp only.
+  void app.register(async (scope) => {
+    acceptEmptyJsonBodies(scope);
+    scope.post('/mcp', async (request, reply) => {
+      const body = request.body;
+      // An initialize still carrying a session id starts a new session and leaves the named one alone:
+      // clients re-initializing after a 404 often keep the stale header (docs/decisions.md).
+      if (isInitializeRequest(body)) return initialize(request, reply);
+      return forSession(request, reply, request.headers['mcp-session-id'], body);
+    });
+    scope.get('/mcp', async (request, reply) => forSession(request, reply, request.headers['mcp-session-id']));
+    scope.delete('/mcp', async (request, reply) => forSession(request, reply, request.headers['mcp-session-id']));
   });
 
-  app.get('/mcp', async (request, reply) => forSession(request, reply, request.headers['mcp-session-id']));
-  app.delete('/mcp', async (request, reply) => forSession(request, reply, request.headers['mcp-session-id']));
-
   async function forSession(request: FastifyRequest, reply: FastifyReply, header: string | string[] | undefined, body?: unknown) {
-    if (typeof header !== 'string' || !SESSION_ID.test(header)) return answer(reply, JSONRPC_ERRORS.missingSession, requestIdOf(body));
+    const requestId = requestIdOf(body);
+    if (typeof header !== 'string' || !SESSION_ID.test(header)) return answer(reply, JSONRPC_ERRORS.missingSession, requestId);
     const session = registry.touch(header.toLowerCase());
-    if (!session) return answer(reply, JSONRPC_ERRORS.unknownSession, requestIdOf(body));
+    if (!session) return answer(reply, JSONRPC_ERRORS.unknownSession, requestId);
     // The credential comes with every request (MCP authorization: the Authorization header on each one).
     const presented = credentialHash(request.headers.authorization);
-    if (presented === '') return unauthorized(reply, requestIdOf(body));
-    if (presented === session.credentialHash) {
+    if (presented === '') return unauthorized(reply, requestId);
+    if (presented !== session.credentialHash) {
+      // Another credential on this session: accept it only if it resolves to the same grant (a refreshed
+      // bridge token). A refused one gets 401, so the client renews it; another agent is told the session
+      // does not exist.
+      const resolved = await resolveOrAnswer(reply, request.headers.authorization, requestId);
+      if (!resolved) return reply;
+      if (!resolved.ok) return unauthorized(reply, requestId, resolved.reason === 'missing' ? undefined : keyRefusalText(resolved.reason));
+      if (resolved.grant.agentId !== session.grant.agentId || resolved.grant.generation !== session.grant.generation) {
+        return answer(reply, JSONRPC_ERRORS.unknownSession, requestId);
+      }
+      registry.rebind(session.id, presented, resolved.validUntil);
+    } else {
       // A bridge token past its own hour is refused here too, so the client refreshes it.
       const validUntil = session.credentialValidUntil;
-      if (validUntil !== null && now().getTime() >= Date.parse(validUntil)) return unauthorized(reply, requestIdOf(body), 'expired');
-      return handOver(request, reply, session.transport, body);
+      if (validUntil !== null && now().getTime() >= Date.parse(validUntil)) return unauthorized(reply, requestId, keyRefusalText('expired'));
     }
-    // Another credential on this session: accept it only if it resolves to the same grant (a refreshed
-    // bridge token). A refused one gets 401, so the client renews it; another agent is told the session
-    // does not exist.
-    const resolved = await deps.resolveAuthorization(request.headers.authorization);
-    if (!resolved.ok) return unauthorized(reply, requestIdOf(body), resolved.reason === 'missing' ? undefined : resolved.reason);
-    if (resolved.grant.agentId !== session.grant.agentId || resolved.grant.generation !== session.grant.generation) {
-      return answer(reply, JSONRPC_ERRORS.unknownSession, requestIdOf(body));
+    if (request.method === 'POST') {
+      if (body === undefined) return answer(reply, JSONRPC_ERRORS.emptyBody);
+      if (!inFlight.claim(session.transport, requestIdsOf(body), reply.raw)) return answer(reply, JSONRPC_ERRORS.duplicateRequestId, requestId);
     }
-    registry.rebind(session.id, presented, resolved.validUntil);
     return handOver(request, reply, session.transport, body);
   }
 }
