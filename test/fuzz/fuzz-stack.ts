@@ -1,0 +1,87 @@
+import { openDatabase } from '@pcg/shared/db';
+import { seedDemo } from '../../scripts/demo/seed.ts';
+import { launchStack, type LaunchedStack } from '../e2e/launched-stack.ts';
+import { exchange, type FuzzAnswer, type FuzzRequest } from './http-exchange.ts';
+
+/** The four real processes with the OAuth bridge on, a granted agent, a push connection and a bridge client. */
+export type FuzzStack = {
+  stack: LaunchedStack;
+  consolePort: number;
+  agentPort: number;
+  agentName: string;
+  agentKey: string;
+  connectionId: string;
+  ingestSecret: string;
+  clientId: string;
+  sessionId: string;
+  /** Values that must never come back in an answer. */
+  secrets: string[];
+  send(request: FuzzRequest): Promise<FuzzAnswer>;
+};
+
+const MCP_ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+async function expectOk(answer: FuzzAnswer, what: string): Promise<Record<string, unknown>> {
+  if (answer.status >= 300) throw new Error(`${what}: ${answer.status} ${answer.body.slice(0, 300)}`);
+  return answer.body ? (JSON.parse(answer.body) as Record<string, unknown>) : {};
+}
+
+export async function startFuzzStack(): Promise<FuzzStack> {
+  const stack = await launchStack('fuzz');
+  const consolePort = Number(new URL(stack.consoleUrl).port);
+  const agentPort = Number(new URL(stack.mcpUrl).port);
+  const send = (request: FuzzRequest) => exchange(request.port === 'console' ? consolePort : agentPort, request);
+  const db = await openDatabase(stack.databaseUrl);
+  await seedDemo(db);
+  await db.end();
+
+  const json = { 'content-type': 'application/json' };
+  const agentName = 'fuzz-agent';
+  const agent = await expectOk(
+    await send({ port: 'console', method: 'POST', path: '/api/agents', headers: json, body: { name: agentName, sectors: ['*'], expiresInDays: 30 } }),
+    'create the agent',
+  );
+  const connection = await expectOk(
+    await send({ port: 'console', method: 'POST', path: '/api/connections', headers: json, body: { provider: 'health-auto-export', displayName: 'fuzz phone' } }),
+    'create the push connection',
+  );
+  await expectOk(
+    await send({ port: 'console', method: 'PUT', path: '/api/settings', headers: json, body: { publicOrigin: `http://127.0.0.1:${agentPort}` } }),
+    'switch the bridge on',
+  );
+  const client = await expectOk(
+    await send({ port: 'agent', method: 'POST', path: '/register', headers: json, body: { client_name: 'fuzz client', redirect_uris: ['http://127.0.0.1:9/callback'] } }),
+    'register a bridge client',
+  );
+  const agentKey = String(agent.key);
+  const initialize = await send({
+    port: 'agent',
+    method: 'POST',
+    path: '/mcp',
+    headers: { ...MCP_ACCEPT, authorization: `Bearer ${agentKey}` },
+    body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } },
+  });
+  const sessionId = String(initialize.headers['mcp-session-id'] ?? '');
+  if (initialize.status !== 200 || !sessionId) throw new Error(`initialize: ${initialize.status} ${initialize.body.slice(0, 200)}`);
+  await send({
+    port: 'agent',
+    method: 'POST',
+    path: '/mcp',
+    headers: { ...MCP_ACCEPT, authorization: `Bearer ${agentKey}`, 'mcp-session-id': sessionId },
+    body: { jsonrpc: '2.0', method: 'notifications/initialized' },
+  });
+  const ingestSecret = String(connection.ingestSecret);
+  return {
+    stack,
+    consolePort,
+    agentPort,
+    agentName,
+    agentKey,
+    connectionId: String((connection.connection as { id: string }).id),
+    ingestSecret,
+    clientId: String(client.client_id),
+    sessionId,
+    secrets: [agentKey, ingestSecret],
+    send,
+  };
+}

@@ -1,0 +1,109 @@
+import fc from 'fast-check';
+import { SECTORS } from '@pcg/shared/sectors';
+import type { FuzzStack } from '../fuzz-stack.ts';
+import { jsonRpcOf, type FuzzAnswer, type FuzzRequest } from '../http-exchange.ts';
+import { brokenJsonText, hostileJson, hostileNumber, hostileText, plausible } from '../hostile-values.ts';
+import { authorization, withHeader, type Surface } from './surface.ts';
+
+const TOOLS = ['describe_context', 'get_schema', 'query', 'get_record', 'fetch_live', 'list_actions', 'invoke_action'] as const;
+const OBJECTS = ['finance.account', 'finance.transaction', 'finance.holding', 'health.sample', 'health.workout', 'health.sleep_session', 'mail.message', 'contacts.contact', 'calendar.event', 'home.entity'] as const;
+const FIELDS = ['id', 'amount', 'posted_on', 'synced_at', 'start_at', 'state', 'metric', 'value', 'currency', 'entity_id', 'description'] as const;
+const OPS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'not_in', 'contains', 'starts_with', 'is_null', 'between'] as const;
+const METHODS = ['initialize', 'tools/list', 'tools/call', 'ping', 'resources/list', 'prompts/list', 'notifications/initialized', 'server/discover', 'logging/setLevel', 'completion/complete'] as const;
+
+const condition = fc.record({ field: plausible(FIELDS), op: plausible(OPS), value: fc.oneof(hostileJson, fc.array(hostileText, { maxLength: 3 })) }, { requiredKeys: [] });
+
+const where = fc.oneof({ weight: 4, arbitrary: fc.array(condition, { minLength: 1, maxLength: 3 }) }, { weight: 1, arbitrary: hostileJson });
+const orderBy = fc.oneof({ weight: 4, arbitrary: fc.array(fc.record({ field: plausible(FIELDS), direction: plausible(['asc', 'desc']) }), { maxLength: 2 }) }, { weight: 1, arbitrary: hostileJson });
+const aggregate = fc.oneof(
+  fc.record({ group_by: fc.array(plausible(FIELDS), { maxLength: 2 }), metrics: fc.array(fc.record({ fn: plausible(['count', 'sum', 'avg', 'min', 'max']), field: plausible(FIELDS) }, { requiredKeys: ['fn'] }), { minLength: 1, maxLength: 2 }) }, { requiredKeys: ['metrics'] }),
+  hostileJson,
+);
+const some = { requiredKeys: [] as [] };
+
+/** Each tool's own argument shape, with hostile values where its checks must hold; sometimes anything at all. */
+const toolCalls: Record<(typeof TOOLS)[number], fc.Arbitrary<unknown>> = {
+  describe_context: fc.constant({}),
+  get_schema: fc.record({ sector: plausible(SECTORS) }, some),
+  query: fc.record({ object: plausible(OBJECTS, 6), where, order_by: orderBy, select: fc.array(plausible(FIELDS), { maxLength: 3 }), limit: fc.oneof(fc.integer({ min: 1, max: 200 }), hostileNumber), cursor: hostileText, aggregate }, { requiredKeys: ['object'] }),
+  get_record: fc.record({ object: plausible(OBJECTS, 6), id: fc.oneof(hostileText, hostileNumber) }, { requiredKeys: ['object', 'id'] }),
+  fetch_live: fc.record({ object: plausible(OBJECTS, 6), id: hostileText, where }, { requiredKeys: ['object'] }),
+  list_actions: fc.record({ sector: plausible(SECTORS) }, some),
+  invoke_action: fc.record({ name: plausible(['home.light.turn_on', 'home.switch.toggle', 'finance.x.y', 'home.', 'home']), arguments: hostileJson }, { requiredKeys: ['name'] }),
+};
+
+const namedToolCall = fc.constantFrom(...TOOLS).chain((name) => toolCalls[name].map((args) => ({ name, arguments: args })));
+
+const toolCall = fc.record({
+  jsonrpc: fc.constant('2.0'),
+  id: fc.oneof(fc.integer(), hostileText),
+  method: fc.constant('tools/call'),
+  params: fc.oneof({ weight: 5, arbitrary: namedToolCall }, { weight: 1, arbitrary: fc.record({ name: plausible(TOOLS), arguments: hostileJson }, some) }),
+});
+
+const jsonRpcMessage = fc.oneof(
+  toolCall,
+  fc.record({ jsonrpc: plausible(['2.0']), id: fc.oneof(fc.integer(), hostileText, fc.constant(null), hostileJson), method: plausible(METHODS), params: hostileJson }, some),
+  hostileJson,
+);
+
+const transportChaos = (stack: FuzzStack) =>
+  fc.record({
+    method: fc.constantFrom('POST', 'POST', 'GET', 'DELETE', 'PUT', 'OPTIONS'),
+    path: fc.constantFrom('/mcp', '/mcp', '/mcp/', '/MCP', '/mcp?x=1', '/mcp/../mcp', '/nothing', '//mcp'),
+    session: fc.oneof(
+      { weight: 3, arbitrary: fc.constant(stack.sessionId) },
+      { weight: 2, arbitrary: fc.constantFrom(undefined, '', 'not-a-session', '00000000-0000-4000-8000-000000000000', `${stack.sessionId} `) },
+      { weight: 1, arbitrary: hostileText.map((text) => text.replace(/[^\x20-\x7e]/g, '').slice(0, 200)) },
+    ),
+    authorization: authorization(stack.agentKey),
+    accept: fc.constantFrom('application/json, text/event-stream', 'application/json', 'text/event-stream', '*/*', undefined),
+    contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', undefined),
+    body: fc.oneof({ weight: 3, arbitrary: jsonRpcMessage }, { weight: 1, arbitrary: fc.array(jsonRpcMessage, { maxLength: 4 }) }, { weight: 1, arbitrary: brokenJsonText }),
+  });
+
+/** A well-formed request on the open session, so that the hostile part is the message and the tool arguments. */
+const onTheSession = (stack: FuzzStack) =>
+  fc.oneof({ weight: 4, arbitrary: toolCall }, { weight: 1, arbitrary: jsonRpcMessage }).map((body) => ({
+    method: 'POST',
+    path: '/mcp',
+    session: stack.sessionId as string | undefined,
+    authorization: `Bearer ${stack.agentKey}` as string | undefined,
+    accept: 'application/json, text/event-stream' as string | undefined,
+    contentType: 'application/json' as string | undefined,
+    body: body as unknown,
+  }));
+
+export const mcpSurface: Surface = {
+  name: 'mcp',
+  requests(stack: FuzzStack) {
+    return fc
+      .oneof({ weight: 3, arbitrary: onTheSession(stack) }, { weight: 1, arbitrary: transportChaos(stack) })
+      .map(({ method, path, session: id, authorization: sent, accept, contentType, body: payload }): FuzzRequest => {
+        // A GET on the open session is an SSE stream that stays open by design; DELETE would end the session the other cases use.
+        const sessionHeader = (method === 'GET' || method === 'DELETE') && id === stack.sessionId ? 'not-a-session' : id;
+        let headers: Record<string, string> = {};
+        headers = withHeader(headers, 'mcp-session-id', sessionHeader);
+        headers = withHeader(headers, 'authorization', sent);
+        headers = withHeader(headers, 'accept', accept);
+        headers = withHeader(headers, 'content-type', contentType);
+        return { port: 'agent', method, path, headers, body: method === 'GET' ? undefined : payload };
+      });
+  },
+  check(stack, request, answer) {
+    const problems: string[] = [];
+    const known = ['/mcp', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-authorization-server', '/authorize', '/token', '/register'];
+    const pathname = request.path.split('?')[0] ?? '';
+    if (!known.includes(pathname)) {
+      const message = jsonRpcOf(answer) as { error?: { code?: number; message?: string } } | undefined;
+      if (answer.status !== 404 || message?.error?.code !== -32601 || message.error.message !== 'Not found') problems.push('spec 4.1: any other path answers 404 -32601 Not found');
+    }
+    return problems;
+  },
+  async after(stack, _request, answer: FuzzAnswer) {
+    const opened = answer.headers['mcp-session-id'];
+    if (typeof opened === 'string' && opened !== stack.sessionId) {
+      await stack.send({ port: 'agent', method: 'DELETE', path: '/mcp', headers: { 'mcp-session-id': opened, authorization: `Bearer ${stack.agentKey}` } });
+    }
+  },
+};
