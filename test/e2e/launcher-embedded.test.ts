@@ -1,9 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@pcg/shared/testing';
-import { alive, commandOf, embeddedEnv, killGroups, launcher, problemLines, processTree, run, waitForLine, type Run } from './embedded-launch.ts';
+import { alive, commandOf, embeddedEnv, killGroups, launcher, problemLines, processTree, root, run, waitForLine, type Run } from './embedded-launch.ts';
 
 /**
  * `npm start` on a machine with no Postgres and no Redis: the embedded Postgres and a redis-server child,
@@ -125,4 +125,24 @@ describe('npm start on the embedded Postgres and a redis-server child', () => {
     process.kill(next.child.pid ?? 0, 'SIGTERM');
     expect(await next.exited).toBe(0);
   }, 90_000);
+
+  it('names the fix when the postgres user cannot enter DATA_DIR (a folder only root can enter), leaving no password file', async () => {
+    const secretFiles = async () => (await readdir(os.tmpdir())).filter((name) => /^(pg-password-|pcg-initdb-)/.test(name));
+    const before = await secretFiles();
+    const privateHome = await mkdtemp(path.join(os.tmpdir(), 'pcg-private-'));
+    await chmod(privateHome, 0o700);
+    try {
+      const startedAt = Date.now();
+      const launched = run(process.execPath, [path.join(root, 'scripts/launcher.ts')], { ...(await embeddedEnv(path.join(privateHome, 'data'))) });
+      started.push(launched);
+      expect(await launched.exited).toBe(1);
+      expect(Date.now() - startedAt).toBeLessThan(5_000);
+      expect(launched.output()).toContain('the postgres system user cannot reach');
+      expect(launched.output()).toContain('set DATA_DIR to a folder outside a private home');
+      expect(launched.output()).not.toContain('EACCES\\n    at');
+      expect(await secretFiles()).toEqual(before);
+    } finally {
+      await rm(privateHome, { recursive: true, force: true });
+    }
+  });
 });

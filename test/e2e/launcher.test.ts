@@ -102,6 +102,10 @@ describe('npm start (the launcher)', () => {
       expect(await launched.exited).toBe(0);
       expect(everyChild.filter(alive)).toEqual([]);
       expect(launched.output()).toMatch(/"service":"launcher".*"msg":"stopped"/);
+      // Not a terminal: one pino JSON object a line, each naming its service in a field (no prefix).
+      for (const line of launched.output().trim().split('\n')) {
+        expect(JSON.parse(line), line).toMatchObject({ service: expect.stringMatching(/^(launcher|console|gateway|audit-writer|sync-worker)$/) });
+      }
     } finally {
       if (launched.child.exitCode === null) launched.child.kill('SIGKILL');
     }
@@ -173,5 +177,14 @@ describe('npm start (the launcher)', () => {
     const output = await failsFast({ DATA_DIR: keyDir, REST_PORT: String(await freePort()), MCP_HTTP_PORT: String(await freePort()) });
     expect(output).toContain(`the credentials key ${path.join(keyDir, 'credentials.key')} cannot be read (EISDIR)`);
     expect(output).toContain('or set CREDENTIALS_KEY');
+  });
+
+  it('prints pretty, local-time lines with LOG_FORMAT=pretty (as on a terminal)', async () => {
+    const port = String(await freePort());
+    const output = await failsFast({ REST_PORT: port, MCP_HTTP_PORT: port, LOG_FORMAT: 'pretty' });
+    const time = new Date();
+    const hour = String(time.getHours()).padStart(2, '0');
+    expect(output).toMatch(new RegExp(`^\\[${hour}:\\d\\d:\\d\\d\\.\\d{3}\\] ERROR: \\[launcher\\] REST_PORT and MCP_HTTP_PORT are both ${port}`, 'm'));
+    expect(output).not.toContain('"level"');
   });
 });
