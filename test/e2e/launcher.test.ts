@@ -6,6 +6,7 @@ import pg from 'pg';
 import { mkdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { EXIT_NEEDS_OPERATOR } from '@pcg/shared/lifecycle';
 import { waitFor } from '@pcg/shared/testing';
 import { freePort, withDatabase } from '../../scripts/local-services/index.ts';
 
@@ -186,5 +187,34 @@ describe('npm start (the launcher)', () => {
     const hour = String(time.getHours()).padStart(2, '0');
     expect(output).toMatch(new RegExp(`^\\[${hour}:\\d\\d:\\d\\d\\.\\d{3}\\] ERROR: \\[launcher\\] REST_PORT and MCP_HTTP_PORT are both ${port}`, 'm'));
     expect(output).not.toContain('"level"');
+  });
+
+  it('makes a service that cannot listen exit with the status the launcher does not restart, with the fix', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    let output = '';
+    const child = spawn(process.execPath, [path.join(root, 'services/console/src/main.ts')], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: inject('pgServerUrl'),
+        REDIS_URL: inject('redisUrl'),
+        REDIS_PREFIX: `pcg-taken-${process.pid}:`,
+        REST_PORT: String(port),
+        DATA_DIR: dataDir,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      const status = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(status).toBe(EXIT_NEEDS_OPERATOR);
+      expect(output).toContain('EADDRINUSE');
+      expect(output).toContain('"fix":"its port is already in use');
+    } finally {
+      taken.close();
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
   });
 });
