@@ -5,7 +5,7 @@ import { dayStart, haePayloadV1, haePayloadV2, sendHealthPush, startHomeAssistan
 import { createLogger } from '@pcg/shared/logger';
 import { createLiveRequester } from '@pcg/shared/queues';
 import { consoleClient, type DemoConnection } from './demo/demo-console.ts';
-import { probeRedis } from './local-services/index.ts';
+import { probeRedis, readKeeperState, storeFiles } from './local-services/index.ts';
 
 /**
  * `npm run demo`: with the gateway running (`npm start` in another terminal), starts a demo hub (the
@@ -38,8 +38,8 @@ async function waitFor<T>(what: string, check: () => Promise<T | undefined>, tim
 async function findRedis(): Promise<string> {
   const candidates = process.env.REDIS_URL
     ? [process.env.REDIS_URL]
-    : [...(existsSync(path.join(root, process.env.DATA_DIR ?? 'data', 'redis')) ? [`redis://127.0.0.1:${process.env.CHILD_REDIS_PORT ?? 6389}`] : []), DEFAULT_REDIS_URL];
-  for (const url of candidates) if ((await probeRedis(url)).ok) return url;
+    : [readKeeperState(storeFiles(path.resolve(root, process.env.DATA_DIR || 'data'), 'redis').stateFile)?.url, process.env.LOCAL_REDIS_URL || DEFAULT_REDIS_URL];
+  for (const url of candidates) if (url && (await probeRedis(url)).ok) return url;
   throw new Error('the gateway\'s Redis does not answer; is `npm start` running?');
 }
 

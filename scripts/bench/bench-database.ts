@@ -5,10 +5,11 @@ import { resolvePostgres, withDatabase } from '../local-services/index.ts';
 
 /**
  * A migrated database of a benchmark's own on the Postgres `npm start` would use; `drop()` removes it
- * (and stops an embedded Postgres the bench started).
+ * (and ends its lease on an embedded Postgres: shared with a running `npm start`, stopped when the bench
+ * was its only user).
  */
 export async function openBenchDatabase(name: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const server = await resolvePostgres({ env: process.env, dataDir: path.resolve(import.meta.dirname, '../../data'), log: console.log });
+  const server = await resolvePostgres({ env: process.env, dataDir: path.resolve(import.meta.dirname, '../..', process.env.DATA_DIR || 'data'), log: console.log });
   const url = withDatabase(server.url, name);
   const admin = new pg.Client({ connectionString: withDatabase(server.url, 'postgres') });
   await admin.connect();

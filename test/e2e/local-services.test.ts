@@ -3,10 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@pcg/shared/testing';
 import {
   freePort,
   hasEmbeddedCluster,
+  isAlive,
+  joinKeeper,
   probeRedis,
+  readKeeperState,
   redisServerOnPath,
   startEmbeddedPostgres,
   startRedisServer,
@@ -53,5 +57,22 @@ describe('the launcher fallbacks', () => {
       await server.stop();
     }
     expect((await probeRedis(server.url, 500)).ok).toBe(false);
+  });
+
+  it.runIf(redisServerOnPath())('recovers from a keeper killed with kill -9: its store is stopped and its state file removed', async () => {
+    const stateFile = path.join(dir, 'redis.state.json');
+    const server = await startRedisServer({ port: await freePort(), stateFile });
+    const state = readKeeperState(stateFile);
+    expect(state).toBeDefined();
+    process.kill(state?.keeperPid ?? -1, 'SIGKILL');
+    await waitFor(() => (isAlive(state?.keeperPid ?? -1) ? undefined : true), 5_000, 'the keeper to die');
+    expect(isAlive(state?.storePid ?? -1)).toBe(true);
+
+    const lines: string[] = [];
+    expect(await joinKeeper(stateFile, (line) => lines.push(line))).toBeUndefined();
+    expect(isAlive(state?.storePid ?? -1)).toBe(false);
+    expect(readKeeperState(stateFile)).toBeUndefined();
+    expect(lines.join('\n')).toContain(`stopping a store left running by a keeper that was killed (pid ${state?.storePid})`);
+    await server.stop().catch(() => undefined);
   });
 });

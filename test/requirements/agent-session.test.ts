@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from '@pcg/shared/db';
 import { createAgentEventPublisher, createAgentService } from '@pcg/shared/grants';
-import { createCapturingLogger, createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, createTestAgent, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
 import type { RunningGateway } from '../../services/gateway/src/service.ts';
 import { connectAgent, rawInitialize, rawMcp, startTestGateway } from '../../services/gateway/test/gateway-harness.ts';
 
@@ -84,10 +84,7 @@ describe('an MCP session and the grant it holds', () => {
     await client.callTool({ name: 'query', arguments: { object: 'finance.transaction', key } });
     await client.close();
     await rawMcp(gateway.address, { headers: { authorization: `Bearer ${key}x` }, body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: {} } });
-    const rows = await waitFor(async () => {
-      const queued = await takeQueuedAuditRows(testEnv.redis);
-      return queued.length >= 3 ? queued : undefined;
-    });
+    const rows = await collectQueuedAuditRows(testEnv.redis, 3);
     expect(rows.map((row) => row.agentId)).toContain('key-not-audited');
     // The one place a call could carry it, a parameter, is redacted by name (spec 8).
     expect(rows.find((row) => String(row.argsJson).includes('"key"'))?.argsJson).toContain('"key":"[redacted]"');

@@ -6,7 +6,7 @@ import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
 import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/shared/doubles';
 import { pushedOnly } from '@pcg/shared/reads';
-import { createCapturingLogger, createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, createTestAgent, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
 import { connectAgent, startTestGateway } from '../../services/gateway/test/gateway-harness.ts';
@@ -68,10 +68,7 @@ describe('fetch_live against a live connection', () => {
     expect(result.isError).toBeFalsy();
     expect(toolJson(result)).toMatchObject({ object: 'home.entity', live: true, rows: [{ connection_id: hubId, entity_id: 'switch.coffee_maker', state: 'on' }] });
     expect(await cachedState('switch.coffee_maker')).toBe('off');
-    const rows = await waitFor(async () => {
-      const queued = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.tool === 'fetch_live');
-      return queued.length > 0 ? queued : undefined;
-    });
+    const rows = await collectQueuedAuditRows(testEnv.redis, 1, (row) => row.tool === 'fetch_live');
     expect(rows).toMatchObject([{ agentId: 'live-agent', sector: 'home', decision: 'allow', outcome: 'ok', resultCount: 1 }]);
   });
 
@@ -93,10 +90,7 @@ describe('fetch_live against a live connection', () => {
     const response = await api('/api/fetch_live', { object: 'health.sample' }, { authorization: `Bearer ${key}` });
     expect(response.status).toBe(400);
     expect(response.json).toMatchObject({ error: expected });
-    const rows = await waitFor(async () => {
-      const queued = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.tool === 'fetch_live');
-      return queued.length >= 2 ? queued : undefined;
-    });
+    const rows = await collectQueuedAuditRows(testEnv.redis, 2, (row) => row.tool === 'fetch_live');
     expect(rows).toMatchObject([
       { agentId: 'live-agent', sector: 'health', decision: 'allow', outcome: 'error' },
       { agentId: 'live-agent', sector: 'health', decision: 'allow', outcome: 'error' },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { upsertRecords } from '@pcg/shared/cache';
-import { createTestAgent, insertTestConnection, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createTestAgent, insertTestConnection, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment } from '@pcg/shared/testing';
 import type { RunningGateway } from '../src/service.ts';
 import { JSONRPC_ERRORS, jsonRpcErrorBody, keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
 import { connectAgent, INITIALIZE, messageOf, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';
@@ -84,10 +84,7 @@ describe('an agent with the official SDK client', () => {
     const invoke = await client.callTool({ name: 'invoke_action', arguments: { name: 'home.light.turn_on', arguments: {} } });
     expect(invoke).toMatchObject({ isError: true, content: [{ text: "no active connection for sector 'home'" }] });
 
-    const rows = await waitFor(async () => {
-      const queued = await takeQueuedAuditRows(testEnv.redis);
-      return queued.length > 0 ? queued : undefined;
-    });
+    const rows = await collectQueuedAuditRows(testEnv.redis, 8);
     expect(rows.map((row) => row.tool)).toEqual(['describe_context', 'get_schema', 'query', 'query', 'get_record', 'fetch_live', 'list_actions', 'invoke_action']);
     expect(rows.every((row) => row.agentId === 'claude')).toBe(true);
     await client.close();
@@ -148,10 +145,7 @@ describe('/mcp answers of spec 7, raw HTTP', () => {
   it('records a refused presented key as a deny row with agent_id null, and no row for a call with no key (bridge off)', async () => {
     await rawMcp(gateway.address, { headers: {}, body: INITIALIZE });
     await rawMcp(gateway.address, { headers: { authorization: `Bearer pcg_${'y'.repeat(43)}` }, body: INITIALIZE });
-    const rows = await waitFor(async () => {
-      const queued = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.tool === 'initialize');
-      return queued.length > 0 ? queued : undefined;
-    });
+    const rows = await collectQueuedAuditRows(testEnv.redis, 1, (row) => row.tool === 'initialize');
     expect(rows).toMatchObject([{ agentId: null, tool: 'initialize', decision: 'deny', denyReason: 'access denied: unknown agent', sector: null }]);
   });
 

@@ -2,7 +2,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openQueue } from '@pcg/shared/queues';
 import { createCapturingLogger } from '@pcg/shared/testing';
-import { createTestAgent, insertTestConnection, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createTestAgent, insertTestConnection, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
 import { JSONRPC_ERRORS, jsonRpcErrorBody, keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';
 import { INITIALIZE, MCP_HEADERS, messageOf, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';
@@ -145,10 +145,7 @@ describe('the refusal texts of spec 3.1 and 7 reach the agent (issue 12 item 17)
     expect(answer.status).toBe(401);
     const text = keyRefusalText(state as 'revoked' | 'expired');
     expect(answer.json()).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.unauthorized, 1, text));
-    const rows = await waitFor(async () => {
-      const queued = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.tool === 'initialize');
-      return queued.length > 0 ? queued : undefined;
-    });
+    const rows = await collectQueuedAuditRows(testEnv.redis, 1, (row) => row.tool === 'initialize');
     expect(rows).toMatchObject([{ agentId: null, decision: 'deny', denyReason: text }]);
   });
 

@@ -32,6 +32,8 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 export const logConfig = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `pretty` (local time, one line an event) or `json` (pino lines); unset: pretty on a terminal, else json. */
+  LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
 });
 
 export const dbConfig = z.object({

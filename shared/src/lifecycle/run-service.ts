@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { loadConfigOrExit } from '../config/index.ts';
-import { createLogger, type Logger } from '../logger/index.ts';
+import { createLogger, pickLogFormat, type LogFormat, type Logger } from '../logger/index.ts';
+import { EXIT_NEEDS_OPERATOR, operatorFix } from './exit-status.ts';
 import { closeOnSignals, type StoppableService } from './shutdown.ts';
 
 export type ServiceMain<Schema extends z.ZodType, Running extends StoppableService> = {
@@ -20,14 +21,17 @@ export async function runService<Schema extends z.ZodType & { shape: { LOG_LEVEL
 ): Promise<void> {
   const config = loadConfigOrExit(main.configSchema, main.name);
   const level = (config as { LOG_LEVEL?: string }).LOG_LEVEL ?? 'info';
-  const log = createLogger({ name: main.name, level });
+  const format = pickLogFormat((config as { LOG_FORMAT?: LogFormat }).LOG_FORMAT);
+  const log = createLogger({ name: main.name, level, format });
   try {
     const running = await main.start(config, log);
     closeOnSignals(running, log);
     log.info(main.readyFields(running), `${main.name} ready`);
   } catch (error) {
-    log.fatal({ err: error }, `${main.name} failed to start`);
+    // A restart cannot fix these: say what to do, and exit with the status the launcher does not restart.
+    const fix = operatorFix(error);
+    log.fatal({ err: error, ...(fix ? { fix } : {}) }, `${main.name} failed to start`);
     log.flush();
-    process.exit(1);
+    process.exit(fix ? EXIT_NEEDS_OPERATOR : 1);
   }
 }

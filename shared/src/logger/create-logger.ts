@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { loadPinoPretty, PRETTY_OPTIONS, type LogFormat } from './pretty.ts';
 
 /**
  * Field names whose values never reach a log line, wherever they sit in the first three levels of a
@@ -47,15 +48,19 @@ export type LoggerDeps = {
   level?: LoggerOptions['level'];
   /** Where lines go; default standard output. Tests pass a capturing stream. */
   destination?: DestinationStream;
+  /** Default `json`; `pretty` falls back to JSON when pino-pretty is not installed. */
+  format?: LogFormat;
 };
 
-export function createLogger({ name, level = 'info', destination }: LoggerDeps): Logger {
+export function createLogger({ name, level = 'info', destination, format = 'json' }: LoggerDeps): Logger {
   const options: LoggerOptions = {
     name,
     level,
     redact: { paths: redactionPaths(), censor: '[redacted]' },
     base: { service: name },
   };
+  const pretty = format === 'pretty' && !destination ? loadPinoPretty() : undefined;
+  if (pretty) return pino(options, pretty.PinoPretty({ ...PRETTY_OPTIONS, colorize: Boolean(process.stdout.isTTY), sync: true }));
   return destination ? pino(options, destination) : pino(options);
 }
 

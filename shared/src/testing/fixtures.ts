@@ -5,6 +5,7 @@ import { createAgentService } from '../grants/index.ts';
 import { createLogger } from '../logger/index.ts';
 import type { Redis } from '../redis/index.ts';
 import type { Sector } from '../sectors/index.ts';
+import { waitFor } from './test-environment.ts';
 
 /** Inserts a connection row directly (tests only) and returns its id. */
 export async function insertTestConnection(
@@ -31,4 +32,21 @@ export async function createTestAgent(
 /** Pops what producers queued for the audit-writer (tests read rows here instead of waiting for a flush). */
 export async function takeQueuedAuditRows(redis: Redis): Promise<Array<Record<string, unknown>>> {
   return (await takeAuditBatch(redis, 10_000)).map((row) => JSON.parse(row) as Record<string, unknown>);
+}
+
+/**
+ * Pops queued audit rows that pass `keep` until there are at least `count`, keeping what every poll took
+ * (a poll empties the queue, so rows that arrive in two pieces are still all seen).
+ */
+export async function collectQueuedAuditRows(
+  redis: Redis,
+  count: number,
+  keep: (row: Record<string, unknown>) => boolean = () => true,
+): Promise<Array<Record<string, unknown>>> {
+  const rows: Array<Record<string, unknown>> = [];
+  await waitFor(async () => {
+    rows.push(...(await takeQueuedAuditRows(redis)).filter(keep));
+    return rows.length >= count ? true : undefined;
+  }, 20_000, `${count} queued audit rows`);
+  return rows;
 }
