@@ -12,6 +12,9 @@ export type SteadyLoad = {
   /** Answered calls whose result was not a tool error, since `since` (epoch ms). */
   servedSince(since: number): number;
   failures(): number;
+  /** Holds new calls and resolves once none is in flight, so the audit record can settle. */
+  pause(): Promise<void>;
+  resume(): void;
   stop(): Promise<void>;
 };
 
@@ -19,6 +22,8 @@ export function startSteadyLoad(mcpUrl: string, key: string, clients = 3): Stead
   let answered = 0;
   let failures = 0;
   let running = true;
+  let paused = false;
+  let inFlight = 0;
   const served: number[] = [];
 
   async function connect(): Promise<Client> {
@@ -30,6 +35,11 @@ export function startSteadyLoad(mcpUrl: string, key: string, clients = 3): Stead
   async function loop(): Promise<void> {
     let client: Client | undefined;
     while (running) {
+      if (paused) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        continue;
+      }
+      inFlight += 1;
       try {
         client ??= await connect();
         const result = await client.callTool({ name: 'query', arguments: { object: 'finance.transaction', limit: 5 } }, undefined, { timeout: 10_000 });
@@ -40,6 +50,8 @@ export function startSteadyLoad(mcpUrl: string, key: string, clients = 3): Stead
         await client?.close().catch(() => undefined);
         client = undefined;
         await new Promise((resolve) => setTimeout(resolve, 100));
+      } finally {
+        inFlight -= 1;
       }
     }
     await client?.close().catch(() => undefined);
@@ -50,6 +62,13 @@ export function startSteadyLoad(mcpUrl: string, key: string, clients = 3): Stead
     answered: () => answered,
     servedSince: (since) => served.filter((at) => at >= since).length,
     failures: () => failures,
+    async pause() {
+      paused = true;
+      while (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    },
+    resume() {
+      paused = false;
+    },
     async stop() {
       running = false;
       await Promise.all(loops);
