@@ -11,6 +11,8 @@ export type LaunchedStack = {
   consoleUrl: string;
   mcpUrl: string;
   databaseUrl: string;
+  /** The launcher's process id; the four services are its children. */
+  pid: number;
   output(): string;
   /** SIGINT, as Ctrl-C; resolves with the launcher's exit status. */
   stop(): Promise<number | null>;
@@ -18,10 +20,13 @@ export type LaunchedStack = {
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-/** `npm start` as a user runs it, on this test run's Postgres and Redis, with a fresh database and ports. */
-export async function launchStack(name: string, env: Record<string, string> = {}): Promise<LaunchedStack> {
+/**
+ * `npm start` as a user runs it, on this test run's Postgres and Redis with a fresh database and ports, or
+ * on stores of the test's own (`stores`), which the test owns and cleans up.
+ */
+export async function launchStack(name: string, env: Record<string, string> = {}, stores?: { databaseUrl: string; redisUrl: string }): Promise<LaunchedStack> {
   const database = `pcg_${name}_${process.pid}_${Date.now().toString(36)}`;
-  const databaseUrl = withDatabase(inject('pgServerUrl'), database);
+  const databaseUrl = stores?.databaseUrl ?? withDatabase(inject('pgServerUrl'), database);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `pcg-${name}-`));
   const restPort = await freePort();
   const mcpPort = await freePort();
@@ -32,7 +37,7 @@ export async function launchStack(name: string, env: Record<string, string> = {}
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/root',
       DATABASE_URL: databaseUrl,
-      REDIS_URL: inject('redisUrl'),
+      REDIS_URL: stores?.redisUrl ?? inject('redisUrl'),
       REDIS_PREFIX: `pcg-${name}-${process.pid}:`,
       REST_PORT: String(restPort),
       MCP_HTTP_PORT: String(mcpPort),
@@ -52,11 +57,13 @@ export async function launchStack(name: string, env: Record<string, string> = {}
     consoleUrl: `http://127.0.0.1:${restPort}`,
     mcpUrl: `http://127.0.0.1:${mcpPort}/mcp`,
     databaseUrl,
+    pid: child.pid ?? 0,
     output: () => output,
     async stop() {
       if (child.exitCode === null) child.kill('SIGINT');
       const status = await exited;
       await rm(dataDir, { recursive: true, force: true });
+      if (stores) return status;
       const admin = new pg.Client({ connectionString: inject('pgServerUrl') });
       await admin.connect();
       await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(database)} WITH (FORCE)`);
