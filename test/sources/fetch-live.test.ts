@@ -79,7 +79,7 @@ describe('fetch_live against a live connection', () => {
     expect(response.status).toBe(200);
     expect(response.json).toMatchObject({ object: 'home.entity', live: true, rows: [{ connection_id: hubId, entity_id: 'sensor.kitchen_temperature', state: '24.5' }] });
     expect(await cachedState('sensor.kitchen_temperature')).toBe('21.5');
-    const rows = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.tool === 'fetch_live');
+    const rows = await collectQueuedAuditRows(testEnv.redis, 1, (row) => row.tool === 'fetch_live');
     expect(rows).toMatchObject([{ agentId: 'live-agent', sector: 'home', decision: 'allow', outcome: 'ok', resultCount: 1 }]);
   });
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
 import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/shared/doubles';
 import { listConnectionActions } from '@pcg/shared/live';
-import { createCapturingLogger, createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, collectQueuedAuditRows, createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
@@ -54,11 +54,7 @@ type ToolAnswer = { isError?: boolean; content: Array<{ type: string; text: stri
 const parsed = (answer: unknown) => JSON.parse((answer as ToolAnswer).content[0]?.text ?? '') as Record<string, unknown>;
 
 /** The audit rows of one tool, polled until there is at least one. */
-const rowsOf = (tool: string) =>
-  waitFor(async () => {
-    const rows = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.tool === tool);
-    return rows.length > 0 ? rows : undefined;
-  }, 5_000, `a ${tool} row`);
+const rowsOf = (tool: string) => collectQueuedAuditRows(testEnv.redis, 1, (row) => row.tool === tool);
 
 describe('list_actions through the tool (spec 4.2)', () => {
   it('returns the hub\'s actions to an agent granted home', async () => {

@@ -8,6 +8,7 @@ import { createKeyResolver, type Grant } from '@pcg/shared/grants';
 import { createQueryEngine, EXPECTED_DATE, EXPECTED_INSTANT, EXPECTED_TEXT } from '@pcg/shared/query';
 import { createReadService, QUERY_BODY_EXPECTED } from '@pcg/shared/reads';
 import {
+  collectQueuedAuditRows,
   createCapturingLogger,
   createTestAgent,
   insertTestConnection,
@@ -140,7 +141,7 @@ describe('read mirror answers (spec 4.4, 6)', () => {
     const served = response.json() as typeof direct;
     expect({ ...served, next_cursor: undefined }).toEqual({ ...direct, next_cursor: undefined });
     expect(served.has_more).toBe(true);
-    const rows = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.agentId === 'mirror-agent');
+    const rows = await collectQueuedAuditRows(testEnv.redis, 1, (row) => row.agentId === 'mirror-agent');
     expect(rows[0]).toMatchObject({ tool: 'query', decision: 'allow', outcome: 'ok', sector: 'finance', resultCount: 3 });
   });
 
@@ -212,7 +213,7 @@ describe('hostile bodies and values on the mirror and the inspector (issue 12 it
       expect(response.statusCode).toBe(400);
       expect(response.json()).toMatchObject({ error: QUERY_BODY_EXPECTED });
     }
-    const rows = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.agentId === 'mirror-agent');
+    const rows = await collectQueuedAuditRows(testEnv.redis, 5, (row) => row.agentId === 'mirror-agent');
     expect(rows).toHaveLength(5);
     expect(rows.every((row) => row.tool === 'query' && row.decision === 'allow' && row.outcome === 'error')).toBe(true);
   });
@@ -243,7 +244,7 @@ describe('hostile bodies and values on the mirror and the inspector (issue 12 it
       expect(response.statusCode).toBe(400);
       expect(response.json().error).toContain(message);
     }
-    const rows = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.agentId === 'mirror-agent');
+    const rows = await collectQueuedAuditRows(testEnv.redis, 1, (row) => row.agentId === 'mirror-agent');
     expect(rows).toMatchObject([{ tool: 'query', decision: 'allow', outcome: 'error', sector: 'finance' }]);
   });
 
