@@ -57,7 +57,7 @@ const parsed = (answer: unknown) => JSON.parse((answer as ToolAnswer).content[0]
 const rowsOf = (tool: string) => collectQueuedAuditRows(testEnv.redis, 1, (row) => row.tool === tool);
 
 describe('list_actions through the tool (spec 4.2)', () => {
-  it('returns the hub\'s actions to an agent granted home', async () => {
+  it("returns the hub's actions to an agent granted home", async () => {
     const { actions } = parsed(await homeAgent.callTool({ name: 'list_actions', arguments: {} })) as { actions: Array<{ name: string; sector: string }> };
     expect(actions.map((action) => action.name)).toContain('home.switch.toggle');
     expect(actions.every((action) => action.name.startsWith('home.'))).toBe(true);
@@ -72,7 +72,7 @@ describe('list_actions through the tool (spec 4.2)', () => {
 });
 
 describe('invoke_action through the tool (spec 4.1, 4.2)', () => {
-  it('performs an action: the hub\'s state changes, and the row is allow / ok', async () => {
+  it("performs an action: the hub's state changes, and the row is allow / ok", async () => {
     const before = hub.state('switch.coffee_maker')?.state;
     const answer = (await homeAgent.callTool({ name: 'invoke_action', arguments: { name: 'home.switch.toggle', arguments: { entity_id: 'switch.coffee_maker' } } })) as ToolAnswer;
     expect(answer.isError).toBeFalsy();

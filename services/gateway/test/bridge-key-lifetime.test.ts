@@ -85,7 +85,7 @@ describe('a key\'s deadline and its bridge chain (spec 3.3, 5 rule 1)', () => {
     expect((await refresh(first.clientId, next.refresh_token)).status).toBe(200);
   });
 
-  it('ends the chain at the key\'s expiry: the refresh token is refused once the key is dead', async () => {
+  it("ends the chain at the key's expiry: the refresh token is refused once the key is dead", async () => {
     const key = await createTestAgent(testEnv.db, { name: 'deadline-kept', sectors: ['home'], expiresInDays: 2 });
     const first = await tokensFor(key);
     clockOffsetMs = DAY_MS;

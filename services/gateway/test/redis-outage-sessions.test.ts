@@ -65,7 +65,7 @@ async function stopRedis(): Promise<void> {
 }
 
 describe('while Redis is down (issue 12 item 12)', () => {
-  it('a revoke made through the agents service is saved and ends the agent\'s sessions within 1 s; other agents keep theirs', async () => {
+  it("a revoke made through the agents service is saved and ends the agent's sessions within 1 s; other agents keep theirs", async () => {
     const key = await createTestAgent(testEnv.db, { name: 'outage-revoked', sectors: ['finance'] });
     const bystanderKey = await createTestAgent(testEnv.db, { name: 'outage-bystander', sectors: ['finance'] });
     const session = await rawInitialize(gateway.address, key);
