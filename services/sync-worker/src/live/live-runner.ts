@@ -3,7 +3,7 @@ import { CredentialsCipherError, openCredentials } from '@pcg/shared/crypto';
 import type { Logger } from '@pcg/shared/logger';
 import type { LiveJob, LiveJobResult } from '@pcg/shared/queues';
 import type { ConnectorContext } from '../connectors/connector-types.ts';
-import { LiveRequestError, SourceAuthError, SourceError, SourceRateLimitedError, SourceRejectedError } from '../connectors/source-errors.ts';
+import { LiveRequestError, SourceAuthError, SourceError, SourceRateLimitedError, SourceRejectedError } from '../connectors/kit/source-errors.ts';
 import type { SyncRunnerDeps } from '../sync/sync-runner.ts';
 
 /** The same dependencies as a sync: the connection store, the connectors and the credentials key. */

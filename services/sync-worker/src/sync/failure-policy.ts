@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { CredentialsCipherError } from '@pcg/shared/crypto';
 import type { Logger } from '@pcg/shared/logger';
-import { SourceAuthError, SourceError, SourceRateLimitedError } from '../connectors/source-errors.ts';
+import { SourceAuthError, SourceError, SourceRateLimitedError } from '../connectors/kit/source-errors.ts';
 import type { ConnectionStore } from './connection-store.ts';
 
 /** Raised into a job's work when the worker is shutting down and the job should go back to the queue. */
