@@ -15,27 +15,35 @@ export default tseslint.config(
     },
   },
   // Imports run one way: services import shared, shared imports no service, no service imports another.
+  // The test kit (helpers and source doubles) is development only: no runtime source may import it.
   {
     files: ['shared/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error' as const, { patterns: ['@pcg/*', '!@pcg/shared', '**/services/**'] }],
+      'no-restricted-imports': ['error' as const, { patterns: ['@pcg/*', '!@pcg/shared', '**/services/**', '**/testkit/**'] }],
     },
   },
-  ...serviceNames.map((name) => ({
-    files: [`services/${name}/**/*.ts`],
+  {
+    files: ['shared/src/**/*.test.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            ...serviceNames.filter((other) => other !== name).map((other) => `@pcg/${other}`),
-            '../../*/src/**',
-            '**/shared/src/**',
-          ],
-        },
-      ] as ['error', { patterns: string[] }],
+      'no-restricted-imports': ['error' as const, { patterns: ['@pcg/*', '!@pcg/shared', '!@pcg/testkit', '**/services/**', '**/testkit/src/**'] }],
     },
-  })),
+  },
+  {
+    files: ['testkit/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error' as const, { patterns: ['@pcg/*', '!@pcg/shared', '!@pcg/testkit', '**/services/**', '**/shared/src/**'] }],
+    },
+  },
+  ...serviceNames.flatMap((name) => {
+    const patterns = [...serviceNames.filter((other) => other !== name).map((other) => `@pcg/${other}`), '../../*/src/**', '**/shared/src/**'];
+    return [
+      { files: [`services/${name}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] as ['error', { patterns: string[] }] } },
+      {
+        files: [`services/${name}/src/**/*.ts`],
+        rules: { 'no-restricted-imports': ['error', { patterns: [...patterns, '@pcg/testkit', '@pcg/testkit/*', '**/testkit/**'] }] as ['error', { patterns: string[] }] },
+      },
+    ];
+  }),
   // Scripts and tests are command-line programs; printing is their job.
   { files: ['scripts/**/*.ts', '**/test/**/*.ts', 'test/**/*.ts'], rules: { 'no-console': 'off' } },
 );

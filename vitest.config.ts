@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['shared/src/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['shared/src/**/*.test.ts', 'testkit/src/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     // Fault tests kill processes and stop stores under load: they run alone, in `npm run test:faults`.
     exclude: ['**/node_modules/**', '**/*.fault.test.ts'],
     globalSetup: ['test/global-setup.ts'],

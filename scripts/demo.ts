@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_REDIS_URL } from '@pcg/shared/config';
-import { dayStart, haePayloadV1, haePayloadV2, sendHealthPush, startHomeAssistantDouble } from '@pcg/shared/doubles';
+import { dayStart, haePayloadV1, haePayloadV2, sendHealthPush, startHomeAssistantDouble } from '@pcg/testkit/doubles';
 import { createLogger } from '@pcg/shared/logger';
 import { createLiveRequester } from '@pcg/shared/queues';
 import { consoleClient, type DemoConnection } from './demo/demo-console.ts';

@@ -2,7 +2,7 @@ import { sql } from 'slonik';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CATALOGUE } from '@pcg/shared/sectors';
-import { useTestEnvironment } from '@pcg/shared/testing';
+import { useTestEnvironment } from '@pcg/testkit/testing';
 import { seedDemo } from '../scripts/demo/seed.ts';
 
 const testEnv = useTestEnvironment();

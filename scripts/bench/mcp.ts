@@ -7,7 +7,7 @@ import { DEFAULT_REDIS_URL } from '@pcg/shared/config';
 import { openDatabase } from '@pcg/shared/db';
 import { planQuery, QueryInputSchema } from '@pcg/shared/query';
 import { findObject, type ObjectDef } from '@pcg/shared/sectors';
-import { createTestAgent } from '@pcg/shared/testing';
+import { createTestAgent } from '@pcg/testkit/testing';
 import { pageSql } from '../../shared/src/query/query-sql.ts';
 import { freePort } from '../local-services/index.ts';
 import { openBenchDatabase } from './bench-database.ts';

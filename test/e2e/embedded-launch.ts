@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { waitFor } from '@pcg/shared/testing';
+import { waitFor } from '@pcg/testkit/testing';
 import { freePort, readKeeperState, storeFiles } from '../../scripts/local-services/index.ts';
 
 export const root = path.resolve(import.meta.dirname, '../..');

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { waitFor } from '@pcg/shared/testing';
+import { waitFor } from '@pcg/testkit/testing';
 import { freePort, withDatabase } from '../../scripts/local-services/index.ts';
 
 export type LaunchedStack = {

@@ -2,7 +2,7 @@ import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '@pcg/shared/testing';
+import { waitFor } from '@pcg/testkit/testing';
 import { alive, commandOf, embeddedEnv, killGroups, launcher, problemLines, processTree, root, run, waitForLine, type Run } from './embedded-launch.ts';
 
 /**

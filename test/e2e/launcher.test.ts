@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EXIT_NEEDS_OPERATOR } from '@pcg/shared/lifecycle';
-import { waitFor } from '@pcg/shared/testing';
+import { waitFor } from '@pcg/testkit/testing';
 import { freePort, withDatabase } from '../../scripts/local-services/index.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');

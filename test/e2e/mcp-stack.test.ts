@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@pcg/shared/db';
-import { waitFor } from '@pcg/shared/testing';
+import { waitFor } from '@pcg/testkit/testing';
 import { seedDemo } from '../../scripts/demo/seed.ts';
 import { waitForSessionEnd } from '../../services/gateway/test/bridge-helpers.ts';
 import { launchStack, type LaunchedStack } from './launched-stack.ts';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from '@pcg/shared/db';
 import { createAgentEventPublisher, createAgentService } from '@pcg/shared/grants';
-import { createCapturingLogger, createTestAgent, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, createTestAgent, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import type { RunningGateway } from '../../services/gateway/src/service.ts';
 import { connectAgent, rawInitialize, rawMcp, startTestGateway } from '../../services/gateway/test/gateway-harness.ts';
 

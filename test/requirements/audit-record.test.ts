@@ -7,7 +7,7 @@ import { createAuditProducer, insertAuditRows, QueuedAuditRowSchema, takeAuditBa
 import { upsertRecords } from '@pcg/shared/cache';
 import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
-import { createCapturingLogger, createTestAgent, insertTestConnection, takeQueuedAuditRows, useTestEnvironment } from '@pcg/shared/testing';
+import { createCapturingLogger, createTestAgent, insertTestConnection, takeQueuedAuditRows, useTestEnvironment } from '@pcg/testkit/testing';
 import { auditWriterConfigSchema } from '../../services/audit-writer/src/config.ts';
 import { buildApp } from '../../services/console/src/app.ts';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';

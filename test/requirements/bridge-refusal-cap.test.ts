@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFUSAL_CAP, REFUSAL_WINDOW_MS, throttleSummaryText } from '@pcg/shared/audit';
-import { createTestAgent, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { BRIDGE_PATHS } from '../../services/gateway/src/bridge/bridge-endpoints.ts';
 import { SIGN_IN_DENIALS } from '../../services/gateway/src/bridge/bridge-errors.ts';
 import type { RunningGateway } from '../../services/gateway/src/service.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sql } from '@pcg/shared/db';
 import { createKeyResolver, generateAgentKey, hashAgentKey } from '@pcg/shared/grants';
-import { useTestEnvironment } from '@pcg/shared/testing';
+import { useTestEnvironment } from '@pcg/testkit/testing';
 
 // Spec 2.2: the agent grant, one per agent name, and nothing else.
 const testEnv = useTestEnvironment();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from '@pcg/shared/db';
 import { openQueue } from '@pcg/shared/queues';
 import { SECTORS } from '@pcg/shared/sectors';
-import { collectQueuedAuditRows, createCapturingLogger, createTestAgent, insertTestConnection, takeQueuedAuditRows, useTestEnvironment } from '@pcg/shared/testing';
+import { collectQueuedAuditRows, createCapturingLogger, createTestAgent, insertTestConnection, takeQueuedAuditRows, useTestEnvironment } from '@pcg/testkit/testing';
 import { healthAutoExportConnector } from '../../services/sync-worker/src/connectors/health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from '../../services/sync-worker/src/connectors/home-assistant/home-assistant-connector.ts';
 import { createConnectorRegistry } from '../../services/sync-worker/src/connectors/registry.ts';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_LOG_LINES, createAuditProducer, readAuditDrops, type AuditDropCounts } from '@pcg/shared/audit';
 import { createPool, sql, type DatabasePool } from '@pcg/shared/db';
 import { createRedis, type Redis } from '@pcg/shared/redis';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { z } from 'zod';
 import { startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from '../../../test/support/own-stores.ts';
 import { loadSequenceMarks } from '../src/sequence-marks.ts';

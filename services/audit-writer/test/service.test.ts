@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { auditWriterConfigSchema } from '../src/config.ts';
 import { startAuditWriter } from '../src/service.ts';
 

@@ -11,7 +11,7 @@ import {
   type AuditProducer,
 } from '@pcg/shared/audit';
 import { sql } from '@pcg/shared/db';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { createAuditWriter, type AuditWriterDeps } from '../src/writer.ts';
 
 const testEnv = useTestEnvironment();

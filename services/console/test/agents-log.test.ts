@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
 import { AGENT_KEY_PREFIX, createKeyResolver, hashAgentKey } from '@pcg/shared/grants';
-import { createCapturingLogger, useTestEnvironment } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../src/config.ts';
 import { startConsole, type RunningConsole } from '../src/service.ts';
 

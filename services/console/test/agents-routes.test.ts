@@ -7,7 +7,7 @@ import { sql } from '@pcg/shared/db';
 import { AGENT_RULES, AGENT_KEY_PREFIX, AgentViewSchema, createKeyResolver, hashAgentKey, isWellFormedAgentKey, type KeyResolver } from '@pcg/shared/grants';
 import { SECTORS } from '@pcg/shared/sectors';
 import { createRedis, type Redis } from '@pcg/shared/redis';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
 import { consoleConfigSchema } from '../src/config.ts';
 import { FORBIDDEN_HOST_BODY } from '../src/host-check/host-fns.ts';

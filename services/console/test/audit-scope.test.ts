@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_PAGE_HEADERS } from '@pcg/shared/audit';
 import { sql } from '@pcg/shared/db';
-import { useTestEnvironment } from '@pcg/shared/testing';
+import { useTestEnvironment } from '@pcg/testkit/testing';
 import { api, collectingAudit, startTestConsole, type TestConsole } from './helpers.ts';
 
 /** Spec 4.5: `GET /api/audit` is scoped to the single user; a row of any other user_id is never served. */

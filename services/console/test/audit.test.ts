@@ -16,7 +16,7 @@ import {
 } from '@pcg/shared/audit';
 import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
-import { createCapturingLogger, useTestEnvironment } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
 import { consoleConfigSchema } from '../src/config.ts';
 

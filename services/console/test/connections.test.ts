@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pcg/shared/db';
 import { blockingConnection, openSyncProducer } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
-import { createCapturingLogger, useTestEnvironment } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import { z } from 'zod';
 import { api, collectingAudit, startTestConsole, type TestConsole } from './helpers.ts';
 

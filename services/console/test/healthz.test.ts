@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
-import { createCapturingLogger, useTestEnvironment } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../src/config.ts';
 import { startConsole, type RunningConsole } from '../src/service.ts';
 

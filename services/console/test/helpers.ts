@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AuditEvent, AuditRecorder } from '@pcg/shared/audit';
 import { loadConfig } from '@pcg/shared/config';
-import { createCapturingLogger, type TestEnvironment } from '@pcg/shared/testing';
+import { createCapturingLogger, type TestEnvironment } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../src/config.ts';
 import { startConsole, type RunningConsole } from '../src/service.ts';
 

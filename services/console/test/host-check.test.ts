@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
-import { createCapturingLogger, useTestEnvironment } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
 import { consoleConfigSchema } from '../src/config.ts';
 import { FORBIDDEN_HOST_BODY } from '../src/host-check/host-fns.ts';

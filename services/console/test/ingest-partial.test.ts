@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sql } from '@pcg/shared/db';
-import { useTestEnvironment } from '@pcg/shared/testing';
+import { useTestEnvironment } from '@pcg/testkit/testing';
 import { PG_VALUE_RULES } from '@pcg/shared/validation';
 import { api, collectingAudit, startTestConsole, type TestConsole } from './helpers.ts';
 

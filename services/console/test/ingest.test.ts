@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pcg/shared/db';
-import { dayStart, haePayloadV1, haePayloadV2, sendHealthPush } from '@pcg/shared/doubles';
-import { useTestEnvironment } from '@pcg/shared/testing';
+import { dayStart, haePayloadV1, haePayloadV2, sendHealthPush } from '@pcg/testkit/doubles';
+import { useTestEnvironment } from '@pcg/testkit/testing';
 import { z } from 'zod';
 import { INGEST_UNAUTHORIZED } from '../src/routes/ingest.ts';
 import { api, collectingAudit, startTestConsole, type TestConsole } from './helpers.ts';

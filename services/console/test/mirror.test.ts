@@ -14,7 +14,7 @@ import {
   insertTestConnection,
   takeQueuedAuditRows,
   useTestEnvironment,
-} from '@pcg/shared/testing';
+} from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
 import { consoleConfigSchema } from '../src/config.ts';
 import { MIRROR_MISSING_KEY } from '../src/routes/mirror.ts';

@@ -4,7 +4,7 @@ import { loadConfig } from '@pcg/shared/config';
 import { createPool, loadOrCreateSecret, sql } from '@pcg/shared/db';
 import { createRedis, type Redis } from '@pcg/shared/redis';
 import { PUBLIC_ORIGIN_RULES, SET_PUBLIC_ORIGIN_TOOL, SETTINGS_RULES } from '@pcg/shared/settings';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
 import { consoleConfigSchema } from '../src/config.ts';
 import { FORBIDDEN_HOST_BODY } from '../src/host-check/host-fns.ts';

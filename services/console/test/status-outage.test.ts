@@ -4,7 +4,7 @@ import { addAuditDrops } from '@pcg/shared/audit';
 import { loadConfig } from '@pcg/shared/config';
 import { createPool, type DatabasePool } from '@pcg/shared/db';
 import { createRedis, type Redis } from '@pcg/shared/redis';
-import { createCapturingLogger, insertTestConnection, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, insertTestConnection, waitFor } from '@pcg/testkit/testing';
 import { startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from '../../../test/support/own-stores.ts';
 import { buildApp } from '../src/app.ts';
 import { consoleConfigSchema } from '../src/config.ts';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
 import { MCP_NOT_SERVED, startHeartbeat } from '@pcg/shared/status';
-import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '@pcg/shared/testing';
+import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
 import { consoleConfigSchema } from '../src/config.ts';
 

@@ -1,7 +1,7 @@
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentQueries, createKeyResolver, type Grant } from '@pcg/shared/grants';
-import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { startOwnRedis, type OwnRedis } from '../../../test/support/own-stores.ts';
 import { listenForAgentEvents } from '../src/mcp/agent-events.ts';
 import { createSessionRegistry, type SessionHandle } from '../src/mcp/session-registry.ts';

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pcg/shared/db';
 import { createAgentEventPublisher, createAgentService } from '@pcg/shared/grants';
-import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
 import type { RunningGateway } from '../src/service.ts';
 import { auditCollector, oauthClient, savePublicOrigin, signIn, waitForBridge, waitForSessionEnd } from './bridge-helpers.ts';

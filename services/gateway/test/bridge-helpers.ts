@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryOAuthClientProvider } from '@modelcontextprotocol/sdk/examples/client/simpleOAuthClientProvider.js';
 import type { AuditEvent } from '@pcg/shared/audit';
 import { createSettingsEventPublisher, createSettingsService } from '@pcg/shared/settings';
-import { createCapturingLogger, takeQueuedAuditRows, waitFor, type TestEnvironment } from '@pcg/shared/testing';
+import { createCapturingLogger, takeQueuedAuditRows, waitFor, type TestEnvironment } from '@pcg/testkit/testing';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
 
 /** Saves (or clears) the public origin as the Console does: stored, announced on the settings channel. */

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sql } from '@pcg/shared/db';
-import { useTestEnvironment } from '@pcg/shared/testing';
+import { useTestEnvironment } from '@pcg/testkit/testing';
 import { PG_VALUE_RULES } from '@pcg/shared/validation';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
 import { BRIDGE_INPUT_ERRORS } from '../src/bridge/bridge-routes.ts';

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REFUSAL_CAP, REFUSAL_WINDOW_MS } from '@pcg/shared/audit';
 import { createAgentService } from '@pcg/shared/grants';
-import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
 import { SIGN_IN_DENIALS } from '../src/bridge/bridge-errors.ts';
 import type { RunningGateway } from '../src/service.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAgent, useTestEnvironment } from '@pcg/shared/testing';
+import { createTestAgent, useTestEnvironment } from '@pcg/testkit/testing';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
 import { BRIDGE_RATE_LIMIT } from '../src/bridge/bridge-routes.ts';
 import type { RunningGateway } from '../src/service.ts';

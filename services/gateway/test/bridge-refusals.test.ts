@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAgent, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
 import { BRIDGE_MESSAGES, SIGN_IN_DENIALS } from '../src/bridge/bridge-errors.ts';
 import { JSONRPC_ERRORS } from '../src/mcp/jsonrpc-errors.ts';

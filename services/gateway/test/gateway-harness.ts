@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { loadConfig } from '@pcg/shared/config';
-import { createCapturingLogger, type TestEnvironment } from '@pcg/shared/testing';
+import { createCapturingLogger, type TestEnvironment } from '@pcg/testkit/testing';
 import { gatewayConfigSchema } from '../src/config.ts';
 import { startGateway, type RunningGateway } from '../src/service.ts';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAgentQueries, createAgentService, createKeyResolver, parseBearer } from '@pcg/shared/grants';
-import { createCapturingLogger, createTestAgent, useTestEnvironment } from '@pcg/shared/testing';
+import { createCapturingLogger, createTestAgent, useTestEnvironment } from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
 import { GRANT_CHANGED_TEXT, JSONRPC_ERRORS, jsonRpcErrorBody, keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
 import { registerMcpRoutes, type CredentialResult, type InitializeRefusal } from '../src/mcp/mcp-routes.ts';

@@ -1,7 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '@pcg/shared/db';
-import { createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { startOwnPostgres, type OwnPostgres } from '../../../test/support/own-stores.ts';
 import { JSONRPC_ERRORS, jsonRpcErrorBody, STORE_RETRY_AFTER_SECONDS } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { upsertRecords } from '@pcg/shared/cache';
-import { createTestAgent, insertTestConnection, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment } from '@pcg/shared/testing';
+import { createTestAgent, insertTestConnection, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment } from '@pcg/testkit/testing';
 import type { RunningGateway } from '../src/service.ts';
 import { JSONRPC_ERRORS, jsonRpcErrorBody, keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
 import { connectAgent, INITIALIZE, messageOf, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REFUSAL_CAP, REFUSAL_WINDOW_MS, throttleSummaryText } from '@pcg/shared/audit';
-import { createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';
 import { INITIALIZE, messageOf, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';

@@ -1,8 +1,8 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openQueue } from '@pcg/shared/queues';
-import { createCapturingLogger } from '@pcg/shared/testing';
-import { createTestAgent, insertTestConnection, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger } from '@pcg/testkit/testing';
+import { createTestAgent, insertTestConnection, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { JSONRPC_ERRORS, jsonRpcErrorBody, keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';
 import { INITIALIZE, MCP_HEADERS, messageOf, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';

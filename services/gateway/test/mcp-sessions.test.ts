@@ -1,7 +1,7 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentEventPublisher, createAgentService } from '@pcg/shared/grants';
-import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { JSONRPC_ERRORS, keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';
 import { connectAgent, INITIALIZE, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
 import { readHeartbeat } from '@pcg/shared/status';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { gatewayConfigSchema } from '../src/config.ts';
 import { JSONRPC_ERRORS } from '../src/mcp/jsonrpc-errors.ts';
 import { startGateway, type RunningGateway } from '../src/service.ts';

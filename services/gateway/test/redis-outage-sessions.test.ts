@@ -6,7 +6,7 @@ import { sql } from '@pcg/shared/db';
 import { createAgentEventPublisher, createAgentService, type AgentService } from '@pcg/shared/grants';
 import { createRedis, type Redis } from '@pcg/shared/redis';
 import { createSettingsQueries } from '@pcg/shared/settings';
-import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { startOwnRedis, type OwnRedis } from '../../../test/support/own-stores.ts';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
 import type { RunningGateway } from '../src/service.ts';

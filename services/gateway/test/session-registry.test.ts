@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createCapturingLogger } from '@pcg/shared/testing';
+import { createCapturingLogger } from '@pcg/testkit/testing';
 import { createSessionRegistry, type SessionHandle } from '../src/mcp/session-registry.ts';
 
 const grant = (agentName: string, expiresAt: string | null = null) => ({ agentId: 1, agentName, sectors: [], expiresAt, generation: 0 });

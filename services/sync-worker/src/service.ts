@@ -6,6 +6,7 @@ import type { Logger } from '@pcg/shared/logger';
 import { openSyncProducer, type OpenSyncProducer } from '@pcg/shared/queues';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { SyncWorkerConfig } from './config.ts';
+import type { RefreshCredentials } from './connectors/connector-types.ts';
 import { createConnectorRegistry } from './connectors/registry.ts';
 import { createLiveRunner } from './live/live-runner.ts';
 import { createConnectionStore } from './sync/connection-store.ts';
@@ -22,7 +23,12 @@ export type RunningSyncWorker = Infrastructure & {
  * The sync-worker: the only process that talks to sources and the only holder of decrypted credentials.
  * It serves the `sync` queue (scheduled and manual syncs) and the `live` queue (live reads, actions).
  */
-export async function startSyncWorker(config: SyncWorkerConfig, log: Logger): Promise<RunningSyncWorker> {
+export type SyncWorkerOptions = {
+  /** Token refresh of a connection's sign-in (the connections home's); default: every refresh refused. */
+  refreshCredentials?: RefreshCredentials;
+};
+
+export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: SyncWorkerOptions = {}): Promise<RunningSyncWorker> {
   const registry = createConnectorRegistry();
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
@@ -34,7 +40,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger): Pr
     producer = await openSyncProducer(config, log);
     const store = createConnectionStore(infra.db);
     const unschedule = producer.unschedule;
-    const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS };
+    const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, refreshCredentials: options.refreshCredentials };
     const workerOptions = { settings: config, log, lockMs: config.SYNC_LOCK_MS, backoffMs: config.SYNC_BACKOFF_MS };
     workers.push(
       startQueueWorker('sync', { sync: createSyncRunner(common) as JobHandler }, { ...workerOptions, concurrency: config.SYNC_CONCURRENCY }),

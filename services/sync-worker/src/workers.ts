@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Logger } from '@pcg/shared/logger';
 import { blockingConnection, jobSchema, QUEUES, SOURCE_BACKOFF, type QueueName } from '@pcg/shared/queues';
 import { bullmqPrefix, type RedisSettings } from '@pcg/shared/redis';
-import { sourceBackoff } from './sync/failure-policy.ts';
+import { sourceBackoff } from './run/failure-mapper.ts';
 
 export type JobHandler = (job: Job, data: never, token: string | undefined, signal: AbortSignal | undefined) => Promise<unknown>;
 export type QueueHandlers = Record<string, JobHandler>;
@@ -42,9 +42,9 @@ export function startQueueWorker(queue: QueueName, handlers: QueueHandlers, opti
       lockDuration: options.lockMs,
       stalledInterval: options.lockMs,
       settings: {
-        backoffStrategy: (attemptsMade: number, type?: string) => {
+        backoffStrategy: (attemptsMade: number, type?: string, error?: Error) => {
           if (type !== SOURCE_BACKOFF) throw new Error(`unknown backoff type '${type}'`);
-          return sourceBackoff(options.backoffMs)(attemptsMade);
+          return sourceBackoff(options.backoffMs)(attemptsMade, error);
         },
       },
     },

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
-import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/shared/doubles';
+import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/testkit/doubles';
 import { openSyncProducer, type OpenSyncProducer } from '@pcg/shared/queues';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { startOwnRedis, type OwnRedis } from '../../../test/support/own-stores.ts';
 import { syncWorkerConfigSchema } from '../src/config.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../src/service.ts';

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pcg/shared/db';
-import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/shared/doubles';
+import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/testkit/doubles';
 import { blockingConnection } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
-import { useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { z } from 'zod';
 import { connectionState, insertHubConnection, workerEnv } from './helpers.ts';
 

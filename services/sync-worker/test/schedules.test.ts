@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from '@pcg/shared/db';
 import { openSyncProducer, type OpenSyncProducer } from '@pcg/shared/queues';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { createConnectorRegistry } from '../src/connectors/registry.ts';
 import { createConnectionStore } from '../src/sync/connection-store.ts';
 import { createScheduleReconciler, reconcileSchedules } from '../src/sync/schedule-reconciler.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { syncWorkerConfigSchema } from '../src/config.ts';
 import { startSyncWorker } from '../src/service.ts';
 import { workerEnv } from './helpers.ts';

@@ -1,10 +1,10 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
-import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/shared/doubles';
+import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/testkit/doubles';
 import { blockingConnection, openSyncProducer } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/shared/testing';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { syncWorkerConfigSchema } from '../src/config.ts';
 import { startSyncWorker } from '../src/service.ts';
 import { connectionState, insertHubConnection, workerEnv } from './helpers.ts';

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createRedis } from '../redis/index.ts';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '../testing/index.ts';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { createAuditProducer } from './audit-producer.ts';
 import { sql } from '../db/index.ts';
 import { readAuditDrops } from './audit-drops.ts';

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createRedis } from '../redis/index.ts';
-import { createCapturingLogger, useTestEnvironment } from '../testing/index.ts';
+import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import {
   createRefusalThrottle,
   REFUSAL_CAP,

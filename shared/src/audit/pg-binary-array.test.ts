@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sql } from '../db/index.ts';
-import { useTestEnvironment } from '../testing/index.ts';
+import { useTestEnvironment } from '@pcg/testkit/testing';
 import { encodePgArray } from './pg-binary-array.ts';
 
 const testEnv = useTestEnvironment();

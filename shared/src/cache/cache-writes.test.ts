@@ -1,7 +1,7 @@
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { insertTestConnection, useTestEnvironment } from '../testing/index.ts';
+import { insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { deleteRecords, upsertRecords } from './cache-writes.ts';
 
 const testEnv = useTestEnvironment();

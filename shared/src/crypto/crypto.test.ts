@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises'
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCapturingLogger } from '../testing/index.ts';
+import { createCapturingLogger } from '@pcg/testkit/testing';
 import { CredentialsCipherError, openCredentials, sealCredentials } from './credentials-cipher.ts';
 import { credentialsConfig, loadCredentialsKey } from './credentials-key.ts';
 import { generateIngestSecret, hashIngestSecret, ingestSecretMatches, INGEST_SECRET_PREFIX } from './ingest-secret.ts';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { sql } from '../db/index.ts';
 import { createRedis, type Redis } from '../redis/index.ts';
 import { SECTORS } from '../sectors/index.ts';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '../testing/index.ts';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { createAgentEventPublisher, parseAgentEvent, type AgentEventPublisher } from './agent-events.ts';
 import { generateAgentKey } from './agent-key-fns.ts';
 import { AgentNotFoundError, AgentRevokedError } from './agents-errors.ts';

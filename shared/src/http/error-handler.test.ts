@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sql } from '../db/index.ts';
-import { createCapturingLogger, useTestEnvironment } from '../testing/index.ts';
+import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import { PG_VALUE_RULES } from '../validation/index.ts';
 import { createHttpApp } from './create-http-app.ts';
 import { registerJsonErrorHandler } from './error-handler.ts';

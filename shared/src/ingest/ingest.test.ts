@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dayStart, haePayloadV1, haePayloadV2 } from '../doubles/index.ts';
+import { dayStart, haePayloadV1, haePayloadV2 } from '@pcg/testkit/doubles';
 import { recordsFromHae } from './hae-format.ts';
 import { parseHaeTime } from './hae-time.ts';
 import { readIngestPayload } from './ingest-payload.ts';

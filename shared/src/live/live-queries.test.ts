@@ -1,6 +1,6 @@
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { insertTestConnection, useTestEnvironment } from '../testing/index.ts';
+import { insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { findActionConnection, listConnectionActions } from './live-queries.ts';
 
 const testEnv = useTestEnvironment();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCapturingLogger } from '../testing/index.ts';
+import { createCapturingLogger } from '@pcg/testkit/testing';
 
 describe('logger redaction', () => {
   it.each([

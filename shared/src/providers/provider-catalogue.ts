@@ -1,66 +1,12 @@
-import { z } from 'zod';
-import type { Sector } from '../sectors/index.ts';
+import { HEALTH_AUTO_EXPORT } from './health-auto-export.ts';
+import { HOME_ASSISTANT } from './home-assistant.ts';
+import type { ProviderDescriptor } from './provider-types.ts';
 
-/**
- * How a connection of a provider gets its data:
- * - `token`: the operator pastes a credential (a hub's long-lived token); the sync-worker pulls on a schedule.
- * - `push`: the device pushes to `POST /api/ingest/:connectionId` with a per-connection secret; nothing is pulled.
- */
-export type SignInKind = 'token' | 'push';
+export * from './provider-types.ts';
+export * from './home-assistant.ts';
+export * from './health-auto-export.ts';
 
-/**
- * What every process may know about a provider kind: its sectors, objects and how it signs in. The
- * behaviour (sync, live reads, actions) lives in the sync-worker's connector for the same `kind`.
- */
-export type ProviderDescriptor = {
-  kind: string;
-  displayName: string;
-  /** Sectors one sign-in creates connections for (spec 2.5). */
-  sectors: readonly Sector[];
-  /** Catalogue objects its connections fill. */
-  objects: readonly string[];
-  signIn: SignInKind;
-  /** Default sync interval of a new connection; null for push providers (never scheduled). */
-  defaultSyncIntervalMinutes: number | null;
-  /** Validates the credentials the operator supplies for a `token` provider; sealed before storage. */
-  credentialsSchema?: z.ZodType;
-};
-
-const httpOrigin = z
-  .url({ protocol: /^https?$/, error: 'must be an http:// or https:// address' })
-  .refine((value) => {
-    const url = new URL(value);
-    return !url.username && !url.password && !url.search && !url.hash;
-  }, { error: 'must carry no user name, password, query or fragment' })
-  .transform((value) => value.replace(/\/+$/, ''));
-
-/** A Home Assistant hub: its base address (e.g. http://homeassistant.local:8123) and a long-lived access token. */
-export const HomeAssistantCredentialsSchema = z.object({
-  baseUrl: httpOrigin,
-  token: z.string().trim().min(1).max(4096),
-});
-export type HomeAssistantCredentials = z.output<typeof HomeAssistantCredentialsSchema>;
-
-export const HOME_ASSISTANT: ProviderDescriptor = {
-  kind: 'home-assistant',
-  displayName: 'Home Assistant',
-  sectors: ['home'],
-  objects: ['home.entity'],
-  signIn: 'token',
-  defaultSyncIntervalMinutes: 15,
-  credentialsSchema: HomeAssistantCredentialsSchema,
-};
-
-/** The phone health app (Health Auto Export) pushing its REST API automation to the gateway. */
-export const HEALTH_AUTO_EXPORT: ProviderDescriptor = {
-  kind: 'health-auto-export',
-  displayName: 'Phone health app (Health Auto Export)',
-  sectors: ['health'],
-  objects: ['health.sample', 'health.workout', 'health.sleep_session'],
-  signIn: 'push',
-  defaultSyncIntervalMinutes: null,
-};
-
+/** Every provider kind, each declared in its own file (descriptor, credentials schema, scope → sector rule). */
 export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT];
 
 const byKind = new Map(PROVIDERS.map((provider) => [provider.kind, provider]));

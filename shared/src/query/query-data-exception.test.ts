@@ -2,7 +2,7 @@ import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { upsertRecords } from '../cache/index.ts';
 import { findObject, type ObjectDef } from '../sectors/index.ts';
-import { insertTestConnection, useTestEnvironment } from '../testing/index.ts';
+import { insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { createQueryEngine, type QueryEngine } from './query-engine.ts';
 import { isDataException, QueryError } from './query-errors.ts';
 

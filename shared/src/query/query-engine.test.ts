@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { upsertRecords } from '../cache/index.ts';
 import { findObject, type ObjectDef } from '../sectors/index.ts';
-import { insertTestConnection, useTestEnvironment } from '../testing/index.ts';
+import { insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { createQueryEngine, type QueryEngine } from './query-engine.ts';
 import { CURSOR_SHAPE_MISMATCH, INVALID_CURSOR } from './query-cursor.ts';
 import { QueryError } from './query-errors.ts';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../http/index.ts';
 import { bullmqPrefix } from '../redis/index.ts';
-import { createCapturingLogger, useTestEnvironment } from '../testing/index.ts';
+import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import { LiveJobSchema, QUEUES, syncSchedulerId, jobSchema, type LiveJobResult } from './job-catalogue.ts';
 import { createLiveRequester, LiveTimeoutError } from './live-requester.ts';
 import { blockingConnection } from './queue-connections.ts';

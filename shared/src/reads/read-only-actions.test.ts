@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import type { AuditEvent, AuditRecorder } from '../audit/index.ts';
 import type { ActionResult, LiveRequester } from '../live/index.ts';
 import { SECTORS, type Sector } from '../sectors/index.ts';
-import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '../testing/index.ts';
+import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { createActionsService, type ActionsService } from './actions-service.ts';
 import type { Caller } from './reads-types.ts';
 

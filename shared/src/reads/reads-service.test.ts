@@ -3,7 +3,7 @@ import type { AuditEvent, AuditRecorder } from '../audit/index.ts';
 import { upsertRecords } from '../cache/index.ts';
 import type { Grant } from '../grants/index.ts';
 import { createQueryEngine, type QueryEngine } from '../query/index.ts';
-import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '../testing/index.ts';
+import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { ValidationError } from './reads-errors.ts';
 import { createReadService, QUERY_BODY_EXPECTED, type ReadService } from './reads-service.ts';
 import type { Caller } from './reads-types.ts';

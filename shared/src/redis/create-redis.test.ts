@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRedis, bullmqPrefix, prefixed } from './create-redis.ts';
-import { useTestEnvironment } from '../testing/index.ts';
+import { useTestEnvironment } from '@pcg/testkit/testing';
 
 const testEnv = useTestEnvironment();
 

@@ -1,7 +1,7 @@
 import { sql } from 'slonik';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { useTestEnvironment } from '../testing/index.ts';
+import { useTestEnvironment } from '@pcg/testkit/testing';
 import { CATALOGUE, columnOf } from './catalogue.ts';
 import type { FieldType } from './catalogue-types.ts';
 import { SECTORS } from './sector-names.ts';

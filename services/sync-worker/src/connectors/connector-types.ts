@@ -21,10 +21,32 @@ export type CacheWriter = {
   remove(object: string, sourceIds: readonly string[]): Promise<number>;
 };
 
+/**
+ * What refreshing a sign-in's access token came to. `refused` (OAuth `invalid_grant`, no refresh possible)
+ * means a new sign-in is needed; `unavailable` (the token endpoint did not answer) means try again later.
+ */
+export type TokenRefreshResult =
+  | { ok: true; credentials: unknown }
+  | { ok: false; reason: 'refused' | 'unavailable'; message: string };
+
+/**
+ * Refreshes the access token of the sign-in behind a connection: one refresh per sign-in at a time, the
+ * rotated tokens written back sealed, the opened credentials returned. Supplied by the connections home
+ * (`refreshAccessToken(signInId)`, the sign-in looked up from the connection); injected so the runners
+ * never hold that logic. Without one, every refresh is refused (the hub's token cannot be refreshed).
+ */
+export type RefreshCredentials = (connection: ConnectionInfo) => Promise<TokenRefreshResult>;
+
 export type ConnectorContext = {
   connection: ConnectionInfo;
-  /** Opened credentials, as the Console sealed them; the connector parses them with its schema. */
+  /** Opened credentials, as the Console sealed them (replaced by `refreshToken()`); the connector parses them with its schema. */
   credentials: unknown;
+  /**
+   * Refreshes the access token and replaces `credentials`. The runners call it (once) when an operation
+   * fails with `SourceTokenExpiredError`, then run the operation once more; a connector rarely needs it.
+   * Throws `SourceAuthError` when the refresh is refused, `SourceUnavailableError` when it could not run.
+   */
+  refreshToken(): Promise<void>;
   /** Connector-private state kept on the connection (`sync_cursor`); null before the first sync. */
   cursor: unknown;
   /** Aborted on shutdown (sync) or at the caller's deadline (live). */

@@ -1,9 +1,7 @@
 import type { Job } from 'bullmq';
-import { CredentialsCipherError, openCredentials } from '@pcg/shared/crypto';
-import type { Logger } from '@pcg/shared/logger';
 import type { LiveJob, LiveJobResult } from '@pcg/shared/queues';
-import type { ConnectorContext } from '../connectors/connector-types.ts';
-import { LiveRequestError, SourceAuthError, SourceError, SourceRateLimitedError, SourceRejectedError } from '../connectors/source-errors.ts';
+import { buildConnectorContext } from '../run/connector-context.ts';
+import { createFailureMapper, ShutdownError, withTokenRefresh } from '../run/failure-mapper.ts';
 import type { SyncRunnerDeps } from '../sync/sync-runner.ts';
 
 /** The same dependencies as a sync: the connection store, the connectors and the credentials key. */
@@ -14,26 +12,12 @@ const GATEWAY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 /**
  * Serves one `fetch_live` or `invoke_action` job, once. It always completes with an answer or a failure
  * message that is safe to show an agent; it never throws, so BullMQ never retries it. Past the caller's
- * deadline it does not touch the source at all.
+ * deadline it does not touch the source at all. An expired access token is refreshed once and the request
+ * run once more (a source that answered 401 did not carry out the action).
  */
 export function createLiveRunner(deps: LiveRunnerDeps) {
+  const failures = createFailureMapper(deps);
   const failed = (message: string): LiveJobResult => ({ status: 'failed', message });
-
-  async function failure(error: unknown, data: LiveJob, log: Logger, shutdown: boolean): Promise<LiveJobResult> {
-    const acting = data.kind === 'invoke_action';
-    if (shutdown) return failed(acting ? 'the sync-worker stopped while the action was under way; it may or may not have been carried out' : 'the sync-worker is stopping; try again');
-    if (error instanceof SourceAuthError || error instanceof CredentialsCipherError) {
-      const message = error instanceof SourceAuthError ? `${error.message}; sign in again` : 'the stored credentials do not open with this CREDENTIALS_KEY; sign in again';
-      await deps.store.markNeedsSignIn(data.connectionId, message);
-      await deps.unschedule(data.connectionId).catch(() => undefined);
-      return failed(`the source refused the connection's credentials; the operator must sign in again`);
-    }
-    if (error instanceof SourceRateLimitedError) return failed(`the source is rate limiting requests; try again in ${Math.ceil(error.retryAfterMs / 1000)} s`);
-    if (error instanceof LiveRequestError || error instanceof SourceRejectedError) return failed(error.message);
-    if (error instanceof SourceError) return failed(acting ? `${error.message}; the action may or may not have been carried out` : error.message);
-    log.error({ err: error }, 'live request failed');
-    return failed('the live request failed in the sync-worker');
-  }
 
   return async function runLive(job: Job, data: LiveJob, _token: string | undefined, signal: AbortSignal | undefined): Promise<LiveJobResult> {
     const remaining = data.deadline - Date.now();
@@ -46,30 +30,22 @@ export function createLiveRunner(deps: LiveRunnerDeps) {
     const deadline = AbortSignal.timeout(remaining);
     const aborted = signal ? AbortSignal.any([signal, deadline]) : deadline;
     try {
-      const context: ConnectorContext = {
-        connection: { id: connection.id, provider: connection.provider, sector: connection.sector, displayName: connection.display_name },
-        credentials: connection.credentials ? openCredentials(deps.credentialsKey, connection.credentials, connection.id) : null,
-        cursor: connection.sync_cursor ?? null,
-        signal: aborted,
-        requestTimeoutMs: Math.min(deps.requestTimeoutMs, remaining),
-        cache: deps.store.cacheWriter(connection),
-        log,
-      };
+      const context = buildConnectorContext(deps, connection, { signal: aborted, requestTimeoutMs: Math.min(deps.requestTimeoutMs, remaining), log });
       if (data.kind === 'fetch_live') {
         const fetchLive = connector?.fetchLive?.bind(connector);
         if (!fetchLive) return failed(`${connection.display_name || connection.provider} cannot be read live (its data is pushed to the gateway); query the cache instead`);
         const id = data.id !== undefined && GATEWAY_ID.test(data.id) && connector?.provider.objects.includes(data.object) ? ((await deps.store.sourceIdOf(connection.id, data.object, data.id)) ?? data.id) : data.id;
-        const value = await fetchLive(context, { object: data.object, id, where: data.where });
+        const value = await withTokenRefresh(context, () => fetchLive(context, { object: data.object, id, where: data.where }));
         return { status: 'answered', value };
       }
       const invoke = connector?.invokeAction?.bind(connector);
       if (!invoke) return { status: 'answered', value: { ok: false, error: `${connection.display_name || connection.provider} offers no actions` } };
-      const value = await invoke(context, { name: data.name, arguments: data.arguments });
+      const value = await withTokenRefresh(context, () => invoke(context, { name: data.name, arguments: data.arguments }));
       log.info({ action: data.name, ok: value.ok }, 'action invoked');
       return { status: 'answered', value };
     } catch (error) {
       if (deadline.aborted && !signal?.aborted) return failed('the source did not answer before the request timed out');
-      return failure(error, data, log, signal?.aborted ?? false);
+      return failures.live(signal?.aborted ? new ShutdownError() : error, data, log);
     }
   };
 }

@@ -4,6 +4,7 @@ import type { ActionDef } from '@pcg/shared/live';
 import { findObject } from '@pcg/shared/sectors';
 import { z } from 'zod';
 import type { CacheWriter } from '../connectors/connector-types.ts';
+import { assertCatalogueFields } from '../connectors/kit/strict-records.ts';
 
 type Json = Parameters<typeof sql.jsonb>[0];
 
@@ -94,12 +95,13 @@ export function createConnectionStore(db: DatabasePool) {
         SELECT source_id FROM ${tableOf(object)} WHERE connection_id = ${connectionId}::uuid AND id = ${gatewayId}`);
     },
 
-    /** The connection's slice of the cache, written only through the one upsert path. */
+    /** The connection's slice of the cache, written only through the one upsert path, records checked strictly. */
     cacheWriter(connection: Pick<ConnectionRow, 'id' | 'provider'>): CacheWriter & { counts: { written: number; removed: number } } {
       const counts = { written: 0, removed: 0 };
       return {
         counts,
         async upsert(object, records) {
+          assertCatalogueFields(object, records);
           const written = await upsertRecords(db, { object, connectionId: connection.id, source: connection.provider, records });
           counts.written += written;
           return written;

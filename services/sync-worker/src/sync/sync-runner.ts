@@ -1,10 +1,12 @@
 import { DelayedError, type Job } from 'bullmq';
-import { openCredentials } from '@pcg/shared/crypto';
 import type { Logger } from '@pcg/shared/logger';
 import type { SyncJob, SyncJobResult } from '@pcg/shared/queues';
+import type { RefreshCredentials } from '../connectors/connector-types.ts';
 import type { ConnectorRegistry } from '../connectors/registry.ts';
+import { buildConnectorContext } from '../run/connector-context.ts';
+import { createFailureMapper, ShutdownError, withTokenRefresh } from '../run/failure-mapper.ts';
 import type { ConnectionStore } from './connection-store.ts';
-import { handleSyncFailure, ShutdownError } from './failure-policy.ts';
+import { syncWithResync } from './full-resync.ts';
 
 /** A sync that finds another sync of its connection running waits this long and tries again. */
 export const BUSY_RETRY_MS = 2_000;
@@ -17,15 +19,19 @@ export type SyncRunnerDeps = {
   log: Logger;
   /** Timeout of one request to a source. */
   requestTimeoutMs: number;
+  /** Token refresh of a connection's sign-in; default: refused. */
+  refreshCredentials?: RefreshCredentials;
 };
 
 /**
- * Runs one sync job: load the connection, take its lock, open its credentials, let the connector sync
- * through the upsert path, and store the cursor only when the whole sync succeeded. A sync cut short
- * (a failure, a crash, a kill) leaves the old cursor, so the next attempt covers the same ground again,
- * and the idempotent upserts make that harmless.
+ * Runs one sync job: load the connection, take its lock, build the connector's context, let the connector
+ * sync through the upsert path (refreshing an expired token once, resyncing in full once when the cursor
+ * expired), and store the cursor only when the whole sync succeeded. A sync cut short (a failure, a crash,
+ * a kill) leaves the old cursor, so the next attempt covers the same ground again, and the idempotent
+ * upserts make that harmless.
  */
 export function createSyncRunner(deps: SyncRunnerDeps) {
+  const failures = createFailureMapper(deps);
   return async function runSync(job: Job, data: SyncJob, token: string | undefined, signal: AbortSignal | undefined): Promise<SyncJobResult> {
     const skipped = (detail: string): SyncJobResult => ({ outcome: 'skipped', detail, written: 0, removed: 0 });
     const connection = await deps.store.load(data.connectionId);
@@ -44,29 +50,16 @@ export function createSyncRunner(deps: SyncRunnerDeps) {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const result = await deps.store.withSyncLock(connection.id, async () => {
-        const credentials = connection.credentials ? openCredentials(deps.credentialsKey, connection.credentials, connection.id) : null;
-        const cache = deps.store.cacheWriter(connection);
+        const context = buildConnectorContext(deps, connection, { signal: controller.signal, requestTimeoutMs: deps.requestTimeoutMs, log });
         log.debug({ reason: data.reason }, 'sync started');
-        const outcome = await sync({
-          connection: { id: connection.id, provider: connection.provider, sector: connection.sector, displayName: connection.display_name },
-          credentials,
-          cursor: connection.sync_cursor ?? null,
-          signal: controller.signal,
-          requestTimeoutMs: deps.requestTimeoutMs,
-          cache,
-          log,
-        });
+        const outcome = await withTokenRefresh(context, () => syncWithResync(context, sync, connector?.provider.objects ?? []));
         await deps.store.recordSuccess(connection.id, outcome.cursor, outcome.actions);
-        log.info({ mode: outcome.mode, ...cache.counts }, 'sync finished');
-        return { outcome: 'synced', mode: outcome.mode, ...cache.counts } satisfies SyncJobResult;
+        log.info({ mode: outcome.mode, ...context.cache.counts }, 'sync finished');
+        return { outcome: 'synced', mode: outcome.mode, ...context.cache.counts } satisfies SyncJobResult;
       });
       if (result) return result;
     } catch (error) {
-      return handleSyncFailure(controller.signal.aborted ? new ShutdownError() : error, job, token, connection.id, {
-        store: deps.store,
-        unschedule: deps.unschedule,
-        log,
-      });
+      return failures.sync(controller.signal.aborted ? new ShutdownError() : error, job, token, connection.id);
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }

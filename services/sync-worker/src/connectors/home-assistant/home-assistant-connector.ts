@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { HOME_ASSISTANT, HomeAssistantCredentialsSchema, type HomeAssistantCredentials } from '@pcg/shared/providers';
 import type { Connector, ConnectorContext, SyncOutcome } from '../connector-types.ts';
-import { LiveRequestError, SourceAuthError, SourceRejectedError, SourceUnavailableError } from '../source-errors.ts';
-import { requestJson } from '../source-http.ts';
+import { createSourceClient } from '../kit/source-client.ts';
+import { LiveRequestError, SourceAuthError, SourceRejectedError, SourceUnavailableError } from '../kit/source-errors.ts';
+import { homeAssistantClassifier } from './home-assistant-classifier.ts';
 import { actionsFromServices, entityRecord, filterLiveRows, parseActionName, parseStates, type HaStateRow } from './home-assistant-mapping.ts';
 
 const OBJECT = 'home.entity';
@@ -34,15 +35,14 @@ function credentialsOf(context: ConnectorContext): HomeAssistantCredentials {
 
 function hub(context: ConnectorContext) {
   const { baseUrl, token } = credentialsOf(context);
-  const headers = { authorization: `Bearer ${token}` };
+  const client = createSourceClient({ what: 'the hub', classifier: homeAssistantClassifier, timeoutMs: context.requestTimeoutMs, signal: context.signal });
+  const auth = { authorization: `Bearer ${token}` };
   return (path: string, options: { method?: 'GET' | 'POST'; body?: unknown; timeoutMs?: number } = {}) =>
-    requestJson(`${baseUrl}${path}`, {
+    client.json(`${baseUrl}${path}`, {
       method: options.method,
-      body: options.body,
-      headers,
-      timeoutMs: options.timeoutMs ?? context.requestTimeoutMs,
-      signal: context.signal,
-      what: 'the hub',
+      body: options.body === undefined ? undefined : { json: options.body },
+      auth,
+      timeoutMs: options.timeoutMs,
     });
 }
 

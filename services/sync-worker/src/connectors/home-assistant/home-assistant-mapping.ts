@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ActionDef } from '@pcg/shared/live';
-import { LiveRequestError } from '../source-errors.ts';
+import { LiveRequestError } from '../kit/source-errors.ts';
 
 /** One entity state as the hub serves it (§9.3); unknown keys are kept out. */
 export const HaStateSchema = z.object({

@@ -1,10 +1,10 @@
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type DatabasePool } from '@pcg/shared/db';
 import { z } from 'zod';
-import { takeAuditBatch } from '../audit/index.ts';
-import { createAgentService } from '../grants/index.ts';
-import { createLogger } from '../logger/index.ts';
-import type { Redis } from '../redis/index.ts';
-import type { Sector } from '../sectors/index.ts';
+import { takeAuditBatch } from '@pcg/shared/audit';
+import { createAgentService } from '@pcg/shared/grants';
+import { createLogger } from '@pcg/shared/logger';
+import type { Redis } from '@pcg/shared/redis';
+import type { Sector } from '@pcg/shared/sectors';
 import { waitFor } from './test-environment.ts';
 
 /** Inserts a connection row directly (tests only) and returns its id. */

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { createPool, type DatabasePool } from '../db/index.ts';
-import { createLogger, type Logger } from '../logger/index.ts';
-import { createRedis, type Redis } from '../redis/index.ts';
+import { createPool, type DatabasePool } from '@pcg/shared/db';
+import { createLogger, type Logger } from '@pcg/shared/logger';
+import { createRedis, type Redis } from '@pcg/shared/redis';
 
 export type TestEnvironment = {
   /** A database of this file's own, cloned from the migrated template. */

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import type { ProviderDescriptor } from './provider-types.ts';
+
+const httpOrigin = z
+  .url({ protocol: /^https?$/, error: 'must be an http:// or https:// address' })
+  .refine((value) => {
+    const url = new URL(value);
+    return !url.username && !url.password && !url.search && !url.hash;
+  }, { error: 'must carry no user name, password, query or fragment' })
+  .transform((value) => value.replace(/\/+$/, ''));
+
+/** A Home Assistant hub: its base address (e.g. http://homeassistant.local:8123) and a long-lived access token. */
+export const HomeAssistantCredentialsSchema = z.object({
+  baseUrl: httpOrigin,
+  token: z.string().trim().min(1).max(4096),
+});
+export type HomeAssistantCredentials = z.output<typeof HomeAssistantCredentialsSchema>;
+
+export const HOME_ASSISTANT: ProviderDescriptor = {
+  kind: 'home-assistant',
+  displayName: 'Home Assistant',
+  sectors: ['home'],
+  objects: ['home.entity'],
+  signIn: 'token',
+  defaultSyncIntervalMinutes: 15,
+  credentialsSchema: HomeAssistantCredentialsSchema,
+};
