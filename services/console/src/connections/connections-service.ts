@@ -6,11 +6,8 @@ import type { Logger } from '@pcg/shared/logger';
 import { findProvider, PROVIDERS, type ProviderDescriptor } from '@pcg/shared/providers';
 import type { SyncProducer } from '@pcg/shared/queues';
 import type { z } from 'zod';
-import type { ConnectionRow, ConnectionsQueries } from './connections-queries.ts';
+import { connectionHealth, type ConnectionQueries, type ConnectionRow } from '@pcg/shared/connections';
 import type { ConnectionView, CreateConnectionBody, UpdateConnectionBody } from './connections-types.ts';
-
-/** Matches `describe_context`: a connection without a sync for a day is stale. */
-const STALE_AFTER_MS = 24 * 60 * 60 * 1000;
 
 export class QueueUnavailableError extends HttpError {
   constructor() {
@@ -21,20 +18,13 @@ export class QueueUnavailableError extends HttpError {
 const UNQUEUED = 'saved, but the sync could not be queued (Redis is not reachable); the sync-worker schedules it when it next starts';
 
 export type ConnectionsServiceDeps = {
-  queries: ConnectionsQueries;
+  queries: ConnectionQueries;
   sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>;
   credentialsKey: Buffer;
   audit: AuditRecorder;
   log: Logger;
   now?: () => number;
 };
-
-function health(row: ConnectionRow, now: number): string {
-  if (row.status !== 'active') return row.status;
-  if (row.last_error) return 'error';
-  if (!row.last_synced_at) return 'pending';
-  return now - Date.parse(row.last_synced_at) > STALE_AFTER_MS ? 'stale' : 'ok';
-}
 
 function describeIssues(error: z.ZodError): string {
   // Names the field and the rule, never the value (it may be a token).
@@ -59,12 +49,12 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       sector: row.sector,
       displayName: row.display_name,
       status: row.status,
-      health: health(row, now()),
+      health: connectionHealth(row, now()),
       signIn: provider?.signIn ?? 'token',
       syncIntervalMinutes: push ? null : (row.sync_interval_minutes ?? provider?.defaultSyncIntervalMinutes ?? null),
       lastSyncedAt: row.last_synced_at,
       lastError: row.last_error,
-      actionCount: row.action_count,
+      actionCount: Array.isArray(row.actions) ? row.actions.length : 0,
       ...(push ? { ingestPath: `/api/ingest/${row.id}` } : {}),
       hasIngestSecret: row.has_ingest_secret,
       createdAt: row.created_at,

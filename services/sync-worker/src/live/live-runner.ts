@@ -48,7 +48,7 @@ export function createLiveRunner(deps: LiveRunnerDeps) {
     try {
       const context: ConnectorContext = {
         connection: { id: connection.id, provider: connection.provider, sector: connection.sector, displayName: connection.display_name },
-        credentials: connection.credentials ? openCredentials(deps.credentialsKey, connection.credentials, connection.id) : null,
+        credentials: connection.credentials ? openCredentials(deps.credentialsKey, connection.credentials, connection.credentials_context) : null,
         cursor: connection.sync_cursor ?? null,
         signal: aborted,
         requestTimeoutMs: Math.min(deps.requestTimeoutMs, remaining),

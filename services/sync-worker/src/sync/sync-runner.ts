@@ -44,7 +44,7 @@ export function createSyncRunner(deps: SyncRunnerDeps) {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const result = await deps.store.withSyncLock(connection.id, async () => {
-        const credentials = connection.credentials ? openCredentials(deps.credentialsKey, connection.credentials, connection.id) : null;
+        const credentials = connection.credentials ? openCredentials(deps.credentialsKey, connection.credentials, connection.credentials_context) : null;
         const cache = deps.store.cacheWriter(connection);
         log.debug({ reason: data.reason }, 'sync started');
         const outcome = await sync({
