@@ -39,7 +39,9 @@ describe('connecting a hub', () => {
     expect(created.json.ingestSecret).toBeUndefined();
     expect(created.text).not.toContain(TOKEN);
     expect(created.text).not.toMatch(/credentials|hash/i);
-    const stored = await testEnv.db.oneFirst(sql.type(z.object({ credentials: z.instanceof(Buffer) }))`SELECT credentials FROM connections WHERE id = ${id}::uuid`);
+    // Sealed once, on the sign-in the connection points at (design 7.1).
+    const stored = await testEnv.db.oneFirst(sql.type(z.object({ credentials: z.instanceof(Buffer) }))`
+      SELECT s.credentials FROM sign_ins s JOIN connections c ON c.sign_in_id = s.id WHERE c.id = ${id}::uuid`);
     expect(stored.includes(Buffer.from(TOKEN))).toBe(false);
     expect((await scheduled()).get(id)).toBe(15 * 60_000);
     expect(consoleService.logs().join('\n')).not.toContain(TOKEN);
@@ -98,8 +100,11 @@ describe('connecting a hub', () => {
   it('deletes the connection with its cache and scheduler', async () => {
     await testEnv.db.query(sql.unsafe`
       INSERT INTO home_entities (connection_id, source, source_id, entity_id, domain) VALUES (${id}::uuid, 'home-assistant', 'light.a', 'light.a', 'light')`);
+    const signInId = (await call('GET', '/api/connections')).json.connections.find((c: { id: string }) => c.id === id).signInId as string;
     expect((await call('DELETE', `/api/connections/${id}`)).status).toBe(204);
     expect(await testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM home_entities WHERE connection_id = ${id}::uuid`)).toBe(0);
+    // Its only connection gone, the sign-in and its sealed credentials go too.
+    expect(await testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM sign_ins WHERE id = ${signInId}::uuid`)).toBe(0);
     expect((await scheduled()).has(id)).toBe(false);
     expect((await call('DELETE', `/api/connections/${id}`)).status).toBe(404);
     expect((await call('POST', '/api/connections/not-an-id/pause')).status).toBe(400);

@@ -6,7 +6,7 @@ import { ConnectionRowSchema, IngestRowSchema, type ConnectionRow, type IngestRo
 type Json = Parameters<typeof sql.jsonb>[0];
 
 const COLUMNS = sql.fragment`
-  c.id::text AS id, c.provider, c.sector, c.display_name, c.status, c.sync_interval_minutes, c.sync_cursor, c.actions,
+  c.id::text AS id, c.provider, c.sector, c.display_name, c.status, c.sign_in_id::text AS sign_in_id, c.sync_interval_minutes, c.sync_cursor, c.actions,
   c.last_synced_at, c.last_error, c.ingest_secret_hash IS NOT NULL AS has_ingest_secret,
   (SELECT min(a.consent_expires_at) FROM finance_accounts a WHERE a.connection_id = c.id) AS consent_expires_at,
   c.created_at, c.updated_at`;
@@ -52,9 +52,8 @@ export function createConnectionQueries(db: CommonQueryMethods) {
 
     async insert(row: NewConnection): Promise<ConnectionRow> {
       await db.query(sql.unsafe`
-        INSERT INTO connections (id, user_id, provider, sector, display_name, status, credentials, ingest_secret_hash, sync_interval_minutes)
-        VALUES (${row.id}::uuid, ${OPERATOR_USER_ID}, ${row.provider}, ${row.sector}, ${row.displayName}, 'active',
-                ${row.credentials ? sql.binary(row.credentials) : null}, ${row.ingestSecretHash ? sql.binary(row.ingestSecretHash) : null},
+        INSERT INTO connections (id, user_id, provider, sector, display_name, status, sign_in_id, ingest_secret_hash, sync_interval_minutes)
+        VALUES (${row.id}::uuid, ${OPERATOR_USER_ID}, ${row.provider}, ${row.sector}, ${row.displayName}, 'active', ${row.signInId}::uuid, ${row.ingestSecretHash ? sql.binary(row.ingestSecretHash) : null},
                 ${row.syncIntervalMinutes})`);
       const inserted = await one(row.id);
       if (!inserted) throw new Error('the inserted connection is not there');
@@ -65,17 +64,49 @@ export function createConnectionQueries(db: CommonQueryMethods) {
     pause: (id: string) => updated(id, sql.fragment`status = 'paused'`),
     /** Resumes, and clears the last error: it comes back with the next sync if the cause is still there. */
     resume: (id: string) => updated(id, sql.fragment`status = 'active', last_error = NULL`),
-    // New credentials may reach another source: the cursor goes, so the next sync is a full one.
-    replaceCredentials: (id: string, sealed: Buffer) =>
-      updated(id, sql.fragment`credentials = ${sql.binary(sealed)}, sync_cursor = NULL, status = 'active', last_error = NULL`),
+    /** The connections of a sign-in, in sector order. */
+    ofSignIn: (signInId: string) => many(sql.fragment`c.sign_in_id = ${signInId}::uuid`),
+    /**
+     * The sign-in's credentials were replaced by a paste (a token provider): its connections are active
+     * again, and, since a new token may reach another source, their cursors go so the next sync is full.
+     */
+    async credentialsReplaced(signInId: string): Promise<void> {
+      await db.query(sql.unsafe`
+        UPDATE connections c SET sync_cursor = NULL, status = 'active', last_error = NULL, updated_at = now()
+        WHERE c.sign_in_id = ${signInId}::uuid AND ${MINE}`);
+    },
+    /** A re-sign-in granted these sectors again: waiting connections become active; cursors and rows are kept. */
+    async regranted(signInId: string, sectors: readonly string[]): Promise<void> {
+      await db.query(sql.unsafe`
+        UPDATE connections c SET status = 'active', last_error = NULL, updated_at = now()
+        WHERE c.sign_in_id = ${signInId}::uuid AND ${MINE} AND c.status = 'needs_sign_in' AND ${inList(sectors)}`);
+    },
+    /** Connections of a sign-in that must wait for a new sign-in (grant gone, or the sector no longer granted); rows are kept. */
+    async signInNeeded(signInId: string, message: string, sectors?: readonly string[]): Promise<void> {
+      await db.query(sql.unsafe`
+        UPDATE connections c
+        SET status = CASE WHEN status = 'paused' THEN status ELSE 'needs_sign_in' END, last_error = ${message}, updated_at = now()
+        WHERE c.sign_in_id = ${signInId}::uuid AND ${MINE} ${sectors ? sql.fragment`AND ${inList(sectors)}` : sql.fragment``}`);
+    },
     replaceSecretHash: (id: string, hash: Buffer) => updated(id, sql.fragment`ingest_secret_hash = ${sql.binary(hash)}`),
-    /** Removes the connection and, with it, everything it cached (ON DELETE CASCADE). */
-    remove: async (id: string) => (await db.query(sql.unsafe`DELETE FROM connections c WHERE c.id = ${id}::uuid AND ${MINE}`)).rowCount > 0,
+    /**
+     * Removes the connection and, with it, everything it cached (ON DELETE CASCADE); its sign-in goes
+     * too when no other connection uses it, so no credential outlives its last connection.
+     */
+    remove: async (id: string) =>
+      (await db.oneFirst(sql.type(z.object({ removed: z.number() }))`
+        WITH gone AS (DELETE FROM connections c WHERE c.id = ${id}::uuid AND ${MINE} RETURNING c.sign_in_id),
+        orphan AS (
+          DELETE FROM sign_ins s WHERE s.id IN (SELECT sign_in_id FROM gone)
+            AND NOT EXISTS (SELECT 1 FROM connections o WHERE o.sign_in_id = s.id AND o.id <> ${id}::uuid)
+        )
+        SELECT count(*)::int AS removed FROM gone`)) > 0,
 
-    /** The sealed credentials of a pulled connection and the id they are bound to; null for none. */
+    /** The sealed credentials of a pulled connection (its sign-in's) and the id they are bound to; null for none. */
     sealedCredentials: (id: string) =>
       db.maybeOne(sql.type(z.object({ credentials: z.instanceof(Buffer), context: z.string() }))`
-        SELECT c.credentials, c.id::text AS context FROM connections c WHERE c.id = ${id}::uuid AND ${MINE} AND c.credentials IS NOT NULL`),
+        SELECT s.credentials, s.id::text AS context FROM connections c JOIN sign_ins s ON s.id = c.sign_in_id
+        WHERE c.id = ${id}::uuid AND ${MINE}`),
     forIngest: (id: string): Promise<IngestRow | null> =>
       db.maybeOne(sql.type(IngestRowSchema)`
         SELECT c.id::text AS id, c.provider, c.sector, c.status, c.ingest_secret_hash FROM connections c WHERE c.id = ${id}::uuid AND ${MINE}`),

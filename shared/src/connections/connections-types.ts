@@ -15,6 +15,8 @@ export const ConnectionRowSchema = z.object({
   sector: z.string(),
   display_name: z.string(),
   status: ConnectionStatusSchema,
+  /** The provider grant whose credentials it uses; null for push connections. */
+  sign_in_id: z.string().nullable(),
   sync_interval_minutes: z.number().nullable(),
   /** Connector-private state; null before the first whole sync. */
   sync_cursor: z.unknown(),
@@ -35,8 +37,8 @@ export type NewConnection = {
   provider: string;
   sector: string;
   displayName: string;
-  /** Sealed with the connection's id as associated data; null for push connections. */
-  credentials: Buffer | null;
+  /** The sign-in whose credentials it uses; null for push connections. */
+  signInId: string | null;
   ingestSecretHash: Buffer | null;
   syncIntervalMinutes: number | null;
 };

@@ -18,7 +18,7 @@ export async function insertTestConnection(
     provider: options.provider ?? `test-${options.sector}`,
     sector: options.sector,
     displayName: options.displayName ?? `Test ${options.sector}`,
-    credentials: null,
+    signInId: null,
     ingestSecretHash: null,
     syncIntervalMinutes: null,
   });

@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { OPERATOR_AGENT_ID, type AuditRecorder } from '@pcg/shared/audit';
 import { generateIngestSecret, sealCredentials } from '@pcg/shared/crypto';
 import { ConflictError, HttpError, NotFoundError, ValidationError } from '@pcg/shared/http';
+import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
+import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { findProvider, PROVIDERS, type ProviderDescriptor } from '@pcg/shared/providers';
 import type { SyncProducer } from '@pcg/shared/queues';
 import type { z } from 'zod';
-import { connectionHealth, type ConnectionQueries, type ConnectionRow } from '@pcg/shared/connections';
+import { connectionHealth, createConnectionQueries, type ConnectionQueries, type ConnectionRow } from '@pcg/shared/connections';
 import type { ConnectionView, CreateConnectionBody, UpdateConnectionBody } from './connections-types.ts';
 
 export class QueueUnavailableError extends HttpError {
@@ -18,6 +20,7 @@ export class QueueUnavailableError extends HttpError {
 const UNQUEUED = 'saved, but the sync could not be queued (Redis is not reachable); the sync-worker schedules it when it next starts';
 
 export type ConnectionsServiceDeps = {
+  db: DatabasePool;
   queries: ConnectionQueries;
   sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>;
   credentialsKey: Buffer;
@@ -51,6 +54,7 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       status: row.status,
       health: connectionHealth(row, now()),
       signIn: provider?.signIn ?? 'token',
+      signInId: row.sign_in_id,
       syncIntervalMinutes: push ? null : (row.sync_interval_minutes ?? provider?.defaultSyncIntervalMinutes ?? null),
       lastSyncedAt: row.last_synced_at,
       lastError: row.last_error,
@@ -90,35 +94,64 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
     return sealCredentials(deps.credentialsKey, parsed.data, id);
   }
 
+  /** A pasted credential replaces its sign-in's in place; every connection of the sign-in is active again. */
+  async function replaceCredentials(row: ConnectionRow, provider: ProviderDescriptor, credentials: unknown): Promise<ConnectionRow> {
+    const signInId = row.sign_in_id;
+    if (signInId === null) throw new ConflictError(`${provider.displayName} holds no credentials`);
+    if (provider.signIn === 'oauth') throw new ConflictError(`${provider.displayName} signs in at the provider: open GET /api/connect/${provider.kind}/start?signInId=${signInId}`);
+    const sealedCredentials = sealed(provider, credentials, signInId);
+    await deps.db.transaction(async (tx) => {
+      await createSignInQueries(tx).replaceCredentials(signInId, sealedCredentials);
+      await createConnectionQueries(tx).credentialsReplaced(signInId);
+    });
+    return (await deps.queries.get(row.id)) ?? row;
+  }
+
   return {
     async list(): Promise<ConnectionView[]> {
       return (await deps.queries.list()).map(view);
     },
 
-    async create(body: CreateConnectionBody): Promise<{ connection: ConnectionView; ingestSecret?: string; warning?: string }> {
+    async create(body: CreateConnectionBody): Promise<{ connection: ConnectionView; connections: ConnectionView[]; ingestSecret?: string; warning?: string }> {
       const provider = findProvider(body.provider);
       if (!provider) throw new ValidationError(`unknown provider '${body.provider}'; providers: ${PROVIDERS.map((p) => p.kind).join(', ')}`);
-      // Every provider today covers one sector; one sign-in makes one connection per sector it covers (spec 2.5).
-      const [sector] = provider.sectors;
-      if (!sector || provider.sectors.length !== 1) throw new ValidationError(`${provider.displayName} cannot be connected here`);
-      const id = randomUUID();
+      if (provider.signIn === 'oauth') throw new ValidationError(`${provider.displayName} signs in at the provider: open GET /api/connect/${provider.kind}/start`);
       const push = provider.signIn === 'push';
+      if (push && provider.sectors.length !== 1) throw new ValidationError(`${provider.displayName} cannot be connected here`);
       if (push && body.credentials !== undefined) throw new ValidationError(`${provider.displayName} pushes its data and takes no credentials`);
       if (push && body.syncIntervalMinutes !== undefined) throw new ValidationError(`${provider.displayName} pushes its data and has no sync interval`);
       const secret = push ? generateIngestSecret() : undefined;
-      const row = await deps.queries.insert({
-        id,
-        provider: provider.kind,
-        sector,
-        displayName: body.displayName ?? provider.displayName,
-        credentials: push ? null : sealed(provider, body.credentials, id),
-        ingestSecretHash: secret?.hash ?? null,
-        syncIntervalMinutes: push ? null : (body.syncIntervalMinutes ?? provider.defaultSyncIntervalMinutes),
+      const signInId = push ? null : randomUUID();
+      const sealedCredentials = signInId === null ? null : sealed(provider, body.credentials, signInId);
+      // A pasted credential is one sign-in; it covers every sector of its provider, one connection each (spec 2.5).
+      const rows = await deps.db.transaction(async (tx) => {
+        if (signInId !== null && sealedCredentials !== null) {
+          await createSignInQueries(tx).insert({ id: signInId, provider: provider.kind, sealed: sealedCredentials, grantedScopes: [], accountId: null });
+        }
+        const connections = createConnectionQueries(tx);
+        const made: ConnectionRow[] = [];
+        for (const sector of provider.sectors) {
+          made.push(
+            await connections.insert({
+              id: randomUUID(),
+              provider: provider.kind,
+              sector,
+              displayName: body.displayName ?? provider.displayName,
+              signInId,
+              ingestSecretHash: secret?.hash ?? null,
+              syncIntervalMinutes: push ? null : (body.syncIntervalMinutes ?? provider.defaultSyncIntervalMinutes),
+            }),
+          );
+        }
+        return made;
       });
-      deps.log.info({ connectionId: id, provider: provider.kind, sector }, 'connection created');
+      const [row] = rows;
+      if (!row) throw new Error('the provider covers no sector');
+      deps.log.info({ connectionIds: rows.map((made) => made.id), provider: provider.kind, signInId }, 'connection created');
+      let warning: string | undefined;
       // The scheduler's first run starts at once: that is the first sync.
-      const warning = push ? undefined : await queued(() => deps.sync.schedule(id, intervalOf(row, provider)), id);
-      return { connection: view(row), ...(secret ? { ingestSecret: secret.secret } : {}), ...(warning ? { warning } : {}) };
+      for (const made of push ? [] : rows) warning = (await queued(() => deps.sync.schedule(made.id, intervalOf(made, provider)), made.id)) ?? warning;
+      return { connection: view(row), connections: rows.map(view), ...(secret ? { ingestSecret: secret.secret } : {}), ...(warning ? { warning } : {}) };
     },
 
     /** Changes the interval (the audited `set_sync_interval` act), the name, or a token provider's credentials. */
@@ -143,7 +176,7 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
         if (body.syncIntervalMinutes !== undefined && !pulls(provider)) throw new ConflictError('a push connection is not synced on a schedule; it has no interval');
         if (body.credentials !== undefined && !provider?.credentialsSchema) throw new ConflictError(`${provider?.displayName ?? row.provider} takes no credentials`);
         if (body.displayName !== undefined) row = (await deps.queries.rename(id, body.displayName)) ?? row;
-        if (body.credentials !== undefined && provider) row = (await deps.queries.replaceCredentials(id, sealed(provider, body.credentials, id))) ?? row;
+        if (body.credentials !== undefined && provider) row = await replaceCredentials(row, provider, body.credentials);
         if (body.syncIntervalMinutes !== undefined) row = (await deps.queries.setInterval(id, body.syncIntervalMinutes)) ?? row;
         let warning: string | undefined;
         const reschedule = body.syncIntervalMinutes !== undefined || body.credentials !== undefined;

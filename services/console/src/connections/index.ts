@@ -37,7 +37,7 @@ export function createSourcesDeps(options: {
 }): SourcesDeps {
   const queries = createConnectionQueries(options.db);
   return {
-    connections: createConnectionsService({ queries, sync: options.sync, credentialsKey: options.credentialsKey, audit: options.audit, log: options.log }),
+    connections: createConnectionsService({ db: options.db, queries, sync: options.sync, credentialsKey: options.credentialsKey, audit: options.audit, log: options.log }),
     ingest: createIngestService({ db: options.db, queries }),
     audit: options.audit,
     ingestBodyLimit: options.ingestBodyLimit,

@@ -1,5 +1,6 @@
 import { createConnectionQueries, withConnectionSyncLock, type ConnectionRow as SharedConnectionRow } from '@pcg/shared/connections';
 import { sql, type DatabasePool } from '@pcg/shared/db';
+import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { deleteRecords, upsertRecords } from '@pcg/shared/cache';
 import type { ActionDef } from '@pcg/shared/live';
 import { findObject } from '@pcg/shared/sectors';
@@ -34,7 +35,15 @@ export function createConnectionStore(db: DatabasePool) {
 
     recordSuccess: (id: string, cursor: unknown, actions: readonly ActionDef[] | undefined) => connections.recordSuccess(id, cursor, actions),
     noteFailure: (id: string, message: string, exhausted: boolean) => connections.noteFailure(id, message, exhausted),
-    markNeedsSignIn: (id: string, message: string) => connections.markNeedsSignIn(id, message),
+    /**
+     * The source refused the credentials: the grant is gone, so every connection of its sign-in waits
+     * for a new sign-in (a connection without one waits alone).
+     */
+    async markNeedsSignIn(id: string, message: string): Promise<void> {
+      const signInId = (await connections.get(id))?.sign_in_id ?? null;
+      if (signInId === null) return connections.markNeedsSignIn(id, message);
+      await db.transaction(async (tx) => createSignInQueries(tx).grantGone(signInId, message));
+    },
 
     /** The gateway id of a cached record of this connection → the source's id, for live reads by id. */
     sourceIdOf(connectionId: string, object: string, gatewayId: string): Promise<string | null> {
