@@ -6,7 +6,9 @@ import type { Logger } from '@pcg/shared/logger';
 import { openSyncProducer, type OpenSyncProducer } from '@pcg/shared/queues';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { SyncWorkerConfig } from './config.ts';
+import type { Connector } from './connectors/connector-types.ts';
 import { createConnectorRegistry } from './connectors/registry.ts';
+import { createOAuthExchangeRunner } from './sign-ins/oauth-exchange.ts';
 import { createLiveRunner } from './live/live-runner.ts';
 import { createConnectionStore } from './sync/connection-store.ts';
 import { createScheduleReconciler, reconcileSchedules, type ScheduleReconciler } from './sync/schedule-reconciler.ts';
@@ -20,10 +22,12 @@ export type RunningSyncWorker = Infrastructure & {
 
 /**
  * The sync-worker: the only process that talks to sources and the only holder of decrypted credentials.
- * It serves the `sync` queue (scheduled and manual syncs) and the `live` queue (live reads, actions).
+ * It serves the `sync` queue (scheduled and manual syncs), the `live` queue (live reads, actions) and
+ * the `signin` queue (provider code exchanges). `options.connectors` replaces the connector list (tests
+ * add a connector for a test provider).
  */
-export async function startSyncWorker(config: SyncWorkerConfig, log: Logger): Promise<RunningSyncWorker> {
-  const registry = createConnectorRegistry();
+export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: { connectors?: readonly Connector[] } = {}): Promise<RunningSyncWorker> {
+  const registry = createConnectorRegistry(options.connectors);
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
   const workers: Worker[] = [];
@@ -42,6 +46,13 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger): Pr
         'live',
         { fetch_live: createLiveRunner(common) as JobHandler, invoke_action: createLiveRunner(common) as JobHandler },
         { ...workerOptions, concurrency: config.LIVE_CONCURRENCY },
+      ),
+      startQueueWorker(
+        'signin',
+        {
+          oauth_exchange: createOAuthExchangeRunner({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS }) as JobHandler,
+        },
+        { ...workerOptions, concurrency: 2 },
       ),
     );
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));

@@ -22,3 +22,7 @@ export const SignInRowSchema = z.object({
   updated_at: z.string(),
 });
 export type SignInRow = z.infer<typeof SignInRowSchema>;
+
+/** A provider's application credentials (the app the operator registered with it), sealed in `provider_apps`. */
+export const ProviderAppSchema = z.object({ clientId: z.string().min(1), clientSecret: z.string().min(1) });
+export type ProviderApp = z.infer<typeof ProviderAppSchema>;

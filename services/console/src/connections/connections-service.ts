@@ -112,6 +112,12 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       return (await deps.queries.list()).map(view);
     },
 
+    /** The views of some connections, in the order given; unknown ids are left out. */
+    async views(ids: readonly string[]): Promise<ConnectionView[]> {
+      const rows = await Promise.all(ids.map((id) => deps.queries.get(id)));
+      return rows.flatMap((row) => (row ? [view(row)] : []));
+    },
+
     async create(body: CreateConnectionBody): Promise<{ connection: ConnectionView; connections: ConnectionView[]; ingestSecret?: string; warning?: string }> {
       const provider = findProvider(body.provider);
       if (!provider) throw new ValidationError(`unknown provider '${body.provider}'; providers: ${PROVIDERS.map((p) => p.kind).join(', ')}`);
