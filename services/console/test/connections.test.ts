@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONSOLE_ACTS } from '@pcg/shared/audit';
 import { sql } from '@pcg/shared/db';
 import { blockingConnection, openSyncProducer } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
@@ -126,5 +127,41 @@ describe('connecting the phone', () => {
     expect(audit.events.slice(before)).toEqual([expect.objectContaining({ tool: 'set_sync_interval', outcome: 'error', sector: 'health' })]);
     const rotated = await call('POST', `/api/connections/${connection.id}/rotate-secret`);
     expect(rotated.json.ingestSecret).not.toBe(ingestSecret);
+  });
+});
+
+describe('Console acts and their audit rows (spec 2.3, 6)', () => {
+  const SENTINEL = 'SENTINEL-credential-value';
+
+  it('leaves one operator row per act, naming the act in snake_case, with no credential anywhere', async () => {
+    const before = audit.events.length;
+    const hub = await call('POST', '/api/connections', { provider: 'home-assistant', credentials: { baseUrl: 'http://hub.lan:8123', token: SENTINEL } });
+    const id = hub.json.connection.id as string;
+    await call('PATCH', `/api/connections/${id}`, { displayName: 'Hub', credentials: { baseUrl: 'http://hub.lan:8123', token: `${SENTINEL}-2` } });
+    await call('POST', `/api/connections/${id}/sync`);
+    await call('POST', `/api/connections/${id}/pause`);
+    await call('POST', `/api/connections/${id}/resume`);
+    const phone = await call('POST', '/api/connections', { provider: 'health-auto-export' });
+    await call('POST', `/api/connections/${phone.json.connection.id}/rotate-secret`);
+    await call('POST', `/api/connections/${id}/rotate-secret`);
+    await call('DELETE', `/api/connections/${id}`);
+    const rows = audit.events.slice(before);
+    expect(rows.map((row) => [row.tool, row.outcome])).toEqual([
+      [CONSOLE_ACTS.createConnection, 'ok'],
+      [CONSOLE_ACTS.renameConnection, 'ok'],
+      [CONSOLE_ACTS.replaceCredentials, 'ok'],
+      [CONSOLE_ACTS.syncConnection, 'ok'],
+      [CONSOLE_ACTS.pauseConnection, 'ok'],
+      [CONSOLE_ACTS.resumeConnection, 'ok'],
+      [CONSOLE_ACTS.createConnection, 'ok'],
+      [CONSOLE_ACTS.rotateIngestSecret, 'ok'],
+      [CONSOLE_ACTS.rotateIngestSecret, 'error'],
+      [CONSOLE_ACTS.removeConnection, 'ok'],
+    ]);
+    expect(rows.every((row) => row.agentId === 'operator' && row.decision === 'allow' && /^[a-z]+(_[a-z]+)*$/.test(row.tool))).toBe(true);
+    expect(rows[0]).toMatchObject({ sector: 'home', args: { provider: 'home-assistant' } });
+    const secrets = [SENTINEL, phone.json.ingestSecret as string];
+    const seen = `${JSON.stringify(rows)}\n${consoleService.logs().join('\n')}`;
+    for (const secret of secrets) expect(seen).not.toContain(secret);
   });
 });

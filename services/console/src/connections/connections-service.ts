@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { OPERATOR_AGENT_ID, type AuditRecorder } from '@pcg/shared/audit';
+import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder, type ConsoleAct } from '@pcg/shared/audit';
 import { generateIngestSecret, sealCredentials } from '@pcg/shared/crypto';
 import { ConflictError, HttpError, NotFoundError, ValidationError } from '@pcg/shared/http';
 import type { DatabasePool } from '@pcg/shared/db';
@@ -107,7 +107,7 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
     return (await deps.queries.get(row.id)) ?? row;
   }
 
-  return {
+  const acts = {
     async list(): Promise<ConnectionView[]> {
       return (await deps.queries.list()).map(view);
     },
@@ -160,41 +160,22 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       return { connection: view(row), connections: rows.map(view), ...(secret ? { ingestSecret: secret.secret } : {}), ...(warning ? { warning } : {}) };
     },
 
-    /** Changes the interval (the audited `set_sync_interval` act), the name, or a token provider's credentials. */
-    async update(id: string, body: UpdateConnectionBody, requestId?: string): Promise<{ connection: ConnectionView; warning?: string }> {
-      let found: Awaited<ReturnType<typeof existing>> | undefined;
-      const audit = (outcome: 'ok' | 'error') => {
-        if (body.syncIntervalMinutes === undefined) return;
-        deps.audit.record({
-          agentId: OPERATOR_AGENT_ID,
-          tool: 'set_sync_interval',
-          sector: found?.row.sector ?? null,
-          decision: 'allow',
-          args: { connectionId: id, syncIntervalMinutes: body.syncIntervalMinutes },
-          outcome,
-          requestId,
-        });
-      };
-      try {
-        found = await existing(id);
-        const { provider } = found;
-        let row = found.row;
-        if (body.syncIntervalMinutes !== undefined && !pulls(provider)) throw new ConflictError('a push connection is not synced on a schedule; it has no interval');
-        if (body.credentials !== undefined && !provider?.credentialsSchema) throw new ConflictError(`${provider?.displayName ?? row.provider} takes no credentials`);
-        if (body.displayName !== undefined) row = (await deps.queries.rename(id, body.displayName)) ?? row;
-        if (body.credentials !== undefined && provider) row = await replaceCredentials(row, provider, body.credentials);
-        if (body.syncIntervalMinutes !== undefined) row = (await deps.queries.setInterval(id, body.syncIntervalMinutes)) ?? row;
-        let warning: string | undefined;
-        const reschedule = body.syncIntervalMinutes !== undefined || body.credentials !== undefined;
-        if (reschedule && provider && pulls(provider) && (row.status === 'active' || row.status === 'error')) {
-          warning = await queued(() => deps.sync.schedule(id, intervalOf(row, provider)), id);
-        }
-        audit('ok');
-        return { connection: view(row), ...(warning ? { warning } : {}) };
-      } catch (error) {
-        audit('error');
-        throw error;
+    /** Changes the interval, the name, or a token provider's credentials (replaced on its sign-in). */
+    async update(id: string, body: UpdateConnectionBody): Promise<{ connection: ConnectionView; warning?: string }> {
+      const found = await existing(id);
+      const { provider } = found;
+      let row = found.row;
+      if (body.syncIntervalMinutes !== undefined && !pulls(provider)) throw new ConflictError('a push connection is not synced on a schedule; it has no interval');
+      if (body.credentials !== undefined && !provider?.credentialsSchema) throw new ConflictError(`${provider?.displayName ?? row.provider} takes no credentials`);
+      if (body.displayName !== undefined) row = (await deps.queries.rename(id, body.displayName)) ?? row;
+      if (body.credentials !== undefined && provider) row = await replaceCredentials(row, provider, body.credentials);
+      if (body.syncIntervalMinutes !== undefined) row = (await deps.queries.setInterval(id, body.syncIntervalMinutes)) ?? row;
+      let warning: string | undefined;
+      const reschedule = body.syncIntervalMinutes !== undefined || body.credentials !== undefined;
+      if (reschedule && provider && pulls(provider) && (row.status === 'active' || row.status === 'error')) {
+        warning = await queued(() => deps.sync.schedule(id, intervalOf(row, provider)), id);
       }
+      return { connection: view(row), ...(warning ? { warning } : {}) };
     },
 
     async requestSync(id: string): Promise<{ connection: ConnectionView; jobId: string }> {
@@ -243,6 +224,51 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       if (pulls(provider)) await queued(() => deps.sync.unschedule(id), id);
       deps.log.info({ connectionId: id }, 'connection deleted');
     },
+  };
+
+  /**
+   * Runs one Console act and leaves its audit row (spec 2.3, 6): operator, allow, ok or error. `args`
+   * name the connection and what changed, never a credential or a secret.
+   */
+  async function recorded<T>(tools: readonly ConsoleAct[], id: string | null, args: Record<string, unknown>, requestId: string | undefined, work: () => Promise<T>, sectorOf?: (result: T) => string | null): Promise<T> {
+    const before = id === null ? null : ((await deps.queries.get(id).catch(() => null))?.sector ?? null);
+    const record = (outcome: 'ok' | 'error', sector: string | null) => {
+      for (const tool of tools) deps.audit.record({ agentId: OPERATOR_AGENT_ID, tool, sector, decision: 'allow', args, outcome, requestId });
+    };
+    try {
+      const result = await work();
+      record('ok', sectorOf ? sectorOf(result) : before);
+      return result;
+    } catch (error) {
+      record('error', before);
+      throw error;
+    }
+  }
+
+  return {
+    list: acts.list,
+    views: acts.views,
+    create: (body: CreateConnectionBody, requestId?: string) =>
+      recorded([CONSOLE_ACTS.createConnection], null, { provider: body.provider, ...(body.displayName ? { displayName: body.displayName } : {}) }, requestId, () => acts.create(body), (result) =>
+        result.connections.length === 1 ? result.connection.sector : null,
+      ),
+    update: (id: string, body: UpdateConnectionBody, requestId?: string) => {
+      const tools: ConsoleAct[] = [];
+      if (body.displayName !== undefined) tools.push(CONSOLE_ACTS.renameConnection);
+      if (body.credentials !== undefined) tools.push(CONSOLE_ACTS.replaceCredentials);
+      if (body.syncIntervalMinutes !== undefined) tools.push(CONSOLE_ACTS.setSyncInterval);
+      const args = {
+        connectionId: id,
+        ...(body.displayName !== undefined ? { displayName: body.displayName } : {}),
+        ...(body.syncIntervalMinutes !== undefined ? { syncIntervalMinutes: body.syncIntervalMinutes } : {}),
+      };
+      return recorded(tools, id, args, requestId, () => acts.update(id, body));
+    },
+    requestSync: (id: string, requestId?: string) => recorded([CONSOLE_ACTS.syncConnection], id, { connectionId: id }, requestId, () => acts.requestSync(id)),
+    pause: (id: string, requestId?: string) => recorded([CONSOLE_ACTS.pauseConnection], id, { connectionId: id }, requestId, () => acts.pause(id)),
+    resume: (id: string, requestId?: string) => recorded([CONSOLE_ACTS.resumeConnection], id, { connectionId: id }, requestId, () => acts.resume(id)),
+    rotateSecret: (id: string, requestId?: string) => recorded([CONSOLE_ACTS.rotateIngestSecret], id, { connectionId: id }, requestId, () => acts.rotateSecret(id)),
+    remove: (id: string, requestId?: string) => recorded([CONSOLE_ACTS.removeConnection], id, { connectionId: id }, requestId, () => acts.remove(id)),
   };
 }
 
