@@ -8,7 +8,7 @@ import { createHttpApp, registerJsonErrorHandler } from '@pcg/shared/http';
 import type { LiveRequester } from '@pcg/shared/live';
 import type { Logger } from '@pcg/shared/logger';
 import { createQueryEngine } from '@pcg/shared/query';
-import type { SyncProducer } from '@pcg/shared/queues';
+import type { SignInRequester, SyncProducer } from '@pcg/shared/queues';
 import { createReadService } from '@pcg/shared/reads';
 import type { Redis } from '@pcg/shared/redis';
 import { createSettingsEventPublisher, createSettingsService } from '@pcg/shared/settings';
@@ -17,7 +17,9 @@ import { createSourcesDeps } from './connections/index.ts';
 import { registerHostCheck } from './host-check/host-check.ts';
 import { registerAgentRoutes } from './routes/agents.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
+import { registerConnectRoutes } from './routes/connect.ts';
 import { registerConnectionRoutes } from './routes/connections.ts';
+import { createSignInService } from './sign-ins/sign-in-service.ts';
 import { registerHealthzRoute } from './routes/healthz.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
 import { registerMirrorRoutes } from './routes/mirror.ts';
@@ -37,8 +39,11 @@ export type ConsoleAppDeps = {
   live?: LiveRequester;
   /** Where audit rows go; default a producer on `redis`, drained when the app closes. */
   audit?: AuditRecorder;
-  /** The sync producer and credentials key behind the connection routes and push-ingest; without them those routes are absent. */
-  sources?: { sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>; credentialsKey: Buffer };
+  /**
+   * The sync producer and credentials key behind the connection, sign-in and push-ingest routes; without
+   * them those routes are absent. `signIns` awaits code exchanges on the sync-worker.
+   */
+  sources?: { sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>; credentialsKey: Buffer; signIns?: Pick<SignInRequester, 'exchange'> };
 };
 
 export function buildApp({ config, log, db, redis, now, live, audit: givenAudit, sources }: ConsoleAppDeps): FastifyInstance {
@@ -71,6 +76,18 @@ export function buildApp({ config, log, db, redis, now, live, audit: givenAudit,
   if (sources) {
     const deps = createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES });
     registerConnectionRoutes(app, deps.connections);
+    registerConnectRoutes(
+      app,
+      createSignInService({
+        db,
+        redis,
+        requester: sources.signIns,
+        credentialsKey: sources.credentialsKey,
+        connectionViews: deps.connections.views,
+        audit,
+        log,
+      }),
+    );
     registerIngestRoutes(app, { ingest: deps.ingest, audit: deps.audit, bodyLimit: deps.ingestBodyLimit });
   }
   return app;

@@ -2,7 +2,7 @@ import type { AuditRecorder } from '@pcg/shared/audit';
 import { loadCredentialsKey } from '@pcg/shared/crypto';
 import type { Logger } from '@pcg/shared/logger';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
-import { createLiveRequester, openSyncProducer } from '@pcg/shared/queues';
+import { createLiveRequester, createSignInRequester, openSyncProducer } from '@pcg/shared/queues';
 import { buildApp } from './app.ts';
 import type { ConsoleConfig } from './config.ts';
 
@@ -21,7 +21,10 @@ export async function startConsole(config: ConsoleConfig, log: Logger, options: 
     opened.push(sync);
     const live = await createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS });
     opened.push(live);
-    const app = buildApp({ config, log, db: infra.db, redis: infra.redis, live, audit: options.audit, sources: { sync, credentialsKey } });
+    // A code exchange includes the provider's token and account answers: twice a live read's time.
+    const signIns = await createSignInRequester(config, log, config.LIVE_TIMEOUT_MS * 2);
+    opened.push(signIns);
+    const app = buildApp({ config, log, db: infra.db, redis: infra.redis, live, audit: options.audit, sources: { sync, credentialsKey, signIns } });
     const address = await app.listen({ host: config.BIND_HOST, port: config.REST_PORT });
     return {
       ...infra,

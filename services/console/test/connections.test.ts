@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONSOLE_ACTS } from '@pcg/shared/audit';
 import { sql } from '@pcg/shared/db';
 import { blockingConnection, openSyncProducer } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
@@ -39,7 +40,9 @@ describe('connecting a hub', () => {
     expect(created.json.ingestSecret).toBeUndefined();
     expect(created.text).not.toContain(TOKEN);
     expect(created.text).not.toMatch(/credentials|hash/i);
-    const stored = await testEnv.db.oneFirst(sql.type(z.object({ credentials: z.instanceof(Buffer) }))`SELECT credentials FROM connections WHERE id = ${id}::uuid`);
+    // Sealed once, on the sign-in the connection points at (design 7.1).
+    const stored = await testEnv.db.oneFirst(sql.type(z.object({ credentials: z.instanceof(Buffer) }))`
+      SELECT s.credentials FROM sign_ins s JOIN connections c ON c.sign_in_id = s.id WHERE c.id = ${id}::uuid`);
     expect(stored.includes(Buffer.from(TOKEN))).toBe(false);
     expect((await scheduled()).get(id)).toBe(15 * 60_000);
     expect(consoleService.logs().join('\n')).not.toContain(TOKEN);
@@ -98,8 +101,11 @@ describe('connecting a hub', () => {
   it('deletes the connection with its cache and scheduler', async () => {
     await testEnv.db.query(sql.unsafe`
       INSERT INTO home_entities (connection_id, source, source_id, entity_id, domain) VALUES (${id}::uuid, 'home-assistant', 'light.a', 'light.a', 'light')`);
+    const signInId = (await call('GET', '/api/connections')).json.connections.find((c: { id: string }) => c.id === id).signInId as string;
     expect((await call('DELETE', `/api/connections/${id}`)).status).toBe(204);
     expect(await testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM home_entities WHERE connection_id = ${id}::uuid`)).toBe(0);
+    // Its only connection gone, the sign-in and its sealed credentials go too.
+    expect(await testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM sign_ins WHERE id = ${signInId}::uuid`)).toBe(0);
     expect((await scheduled()).has(id)).toBe(false);
     expect((await call('DELETE', `/api/connections/${id}`)).status).toBe(404);
     expect((await call('POST', '/api/connections/not-an-id/pause')).status).toBe(400);
@@ -121,5 +127,41 @@ describe('connecting the phone', () => {
     expect(audit.events.slice(before)).toEqual([expect.objectContaining({ tool: 'set_sync_interval', outcome: 'error', sector: 'health' })]);
     const rotated = await call('POST', `/api/connections/${connection.id}/rotate-secret`);
     expect(rotated.json.ingestSecret).not.toBe(ingestSecret);
+  });
+});
+
+describe('Console acts and their audit rows (spec 2.3, 6)', () => {
+  const SENTINEL = 'SENTINEL-credential-value';
+
+  it('leaves one operator row per act, naming the act in snake_case, with no credential anywhere', async () => {
+    const before = audit.events.length;
+    const hub = await call('POST', '/api/connections', { provider: 'home-assistant', credentials: { baseUrl: 'http://hub.lan:8123', token: SENTINEL } });
+    const id = hub.json.connection.id as string;
+    await call('PATCH', `/api/connections/${id}`, { displayName: 'Hub', credentials: { baseUrl: 'http://hub.lan:8123', token: `${SENTINEL}-2` } });
+    await call('POST', `/api/connections/${id}/sync`);
+    await call('POST', `/api/connections/${id}/pause`);
+    await call('POST', `/api/connections/${id}/resume`);
+    const phone = await call('POST', '/api/connections', { provider: 'health-auto-export' });
+    await call('POST', `/api/connections/${phone.json.connection.id}/rotate-secret`);
+    await call('POST', `/api/connections/${id}/rotate-secret`);
+    await call('DELETE', `/api/connections/${id}`);
+    const rows = audit.events.slice(before);
+    expect(rows.map((row) => [row.tool, row.outcome])).toEqual([
+      [CONSOLE_ACTS.createConnection, 'ok'],
+      [CONSOLE_ACTS.renameConnection, 'ok'],
+      [CONSOLE_ACTS.replaceCredentials, 'ok'],
+      [CONSOLE_ACTS.syncConnection, 'ok'],
+      [CONSOLE_ACTS.pauseConnection, 'ok'],
+      [CONSOLE_ACTS.resumeConnection, 'ok'],
+      [CONSOLE_ACTS.createConnection, 'ok'],
+      [CONSOLE_ACTS.rotateIngestSecret, 'ok'],
+      [CONSOLE_ACTS.rotateIngestSecret, 'error'],
+      [CONSOLE_ACTS.removeConnection, 'ok'],
+    ]);
+    expect(rows.every((row) => row.agentId === 'operator' && row.decision === 'allow' && /^[a-z]+(_[a-z]+)*$/.test(row.tool))).toBe(true);
+    expect(rows[0]).toMatchObject({ sector: 'home', args: { provider: 'home-assistant' } });
+    const secrets = [SENTINEL, phone.json.ingestSecret as string];
+    const seen = `${JSON.stringify(rows)}\n${consoleService.logs().join('\n')}`;
+    for (const secret of secrets) expect(seen).not.toContain(secret);
   });
 });

@@ -6,8 +6,11 @@ import type { Logger } from '@pcg/shared/logger';
 import { openSyncProducer, type OpenSyncProducer } from '@pcg/shared/queues';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { SyncWorkerConfig } from './config.ts';
-import type { RefreshCredentials } from './connectors/connector-types.ts';
+import type { Connector, RefreshCredentials } from './connectors/connector-types.ts';
 import { createConnectorRegistry } from './connectors/registry.ts';
+import { createOAuthExchangeRunner } from './sign-ins/oauth-exchange.ts';
+import { refreshThroughSignIns } from './sign-ins/refresh-credentials.ts';
+import { createTokenRefresher } from './sign-ins/token-refresh.ts';
 import { createLiveRunner } from './live/live-runner.ts';
 import { createConnectionStore } from './sync/connection-store.ts';
 import { createScheduleReconciler, reconcileSchedules, type ScheduleReconciler } from './sync/schedule-reconciler.ts';
@@ -21,15 +24,19 @@ export type RunningSyncWorker = Infrastructure & {
 
 /**
  * The sync-worker: the only process that talks to sources and the only holder of decrypted credentials.
- * It serves the `sync` queue (scheduled and manual syncs) and the `live` queue (live reads, actions).
+ * It serves the `sync` queue (scheduled and manual syncs), the `live` queue (live reads, actions) and
+ * the `signin` queue (provider code exchanges). `options.connectors` replaces the connector list (tests
+ * add a connector for a test provider).
  */
 export type SyncWorkerOptions = {
-  /** Token refresh of a connection's sign-in (the connections home's); default: every refresh refused. */
+  /** Replaces the connector list (tests add a connector for a test provider). */
+  connectors?: readonly Connector[];
+  /** Token refresh of a connection's sign-in; default: the sign-ins' own refresher (`createTokenRefresher`). */
   refreshCredentials?: RefreshCredentials;
 };
 
 export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: SyncWorkerOptions = {}): Promise<RunningSyncWorker> {
-  const registry = createConnectorRegistry();
+  const registry = createConnectorRegistry(options.connectors);
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
   const workers: Worker[] = [];
@@ -40,7 +47,8 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
     producer = await openSyncProducer(config, log);
     const store = createConnectionStore(infra.db);
     const unschedule = producer.unschedule;
-    const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, refreshCredentials: options.refreshCredentials };
+    const refreshCredentials = options.refreshCredentials ?? refreshThroughSignIns(createTokenRefresher({ db: infra.db, credentialsKey, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS }));
+    const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, refreshCredentials };
     const workerOptions = { settings: config, log, lockMs: config.SYNC_LOCK_MS, backoffMs: config.SYNC_BACKOFF_MS };
     workers.push(
       startQueueWorker('sync', { sync: createSyncRunner(common) as JobHandler }, { ...workerOptions, concurrency: config.SYNC_CONCURRENCY }),
@@ -48,6 +56,13 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
         'live',
         { fetch_live: createLiveRunner(common) as JobHandler, invoke_action: createLiveRunner(common) as JobHandler },
         { ...workerOptions, concurrency: config.LIVE_CONCURRENCY },
+      ),
+      startQueueWorker(
+        'signin',
+        {
+          oauth_exchange: createOAuthExchangeRunner({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS }) as JobHandler,
+        },
+        { ...workerOptions, concurrency: 2 },
       ),
     );
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));

@@ -1,5 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createConnectionQueries } from '@pcg/shared/connections';
 import { sealCredentials } from '@pcg/shared/crypto';
+import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { sql, type DatabasePool } from '@pcg/shared/db';
 import { z } from 'zod';
 
@@ -18,13 +20,16 @@ export function workerEnv(overrides: Record<string, string> = {}): Record<string
   };
 }
 
-/** Inserts a Home Assistant connection the way the Console does: credentials sealed, bound to the id. */
-export async function insertHubConnection(db: DatabasePool, credentials: { baseUrl: string; token: string }, status = 'active'): Promise<string> {
+/** Inserts a Home Assistant connection the way the Console does: a sign-in holding the sealed credentials, bound to its id. */
+export async function insertHubConnection(db: DatabasePool, credentials: { baseUrl: string; token: string }, status: 'active' | 'paused' = 'active'): Promise<string> {
   const id = randomUUID();
-  const sealed = sealCredentials(TEST_KEY, credentials, id);
-  await db.query(sql.unsafe`
-    INSERT INTO connections (id, user_id, provider, sector, display_name, status, credentials, sync_interval_minutes)
-    VALUES (${id}::uuid, 1, 'home-assistant', 'home', 'Test hub', ${status}, ${sql.binary(sealed)}, 15)`);
+  const signInId = randomUUID();
+  await db.transaction(async (tx) => {
+    await createSignInQueries(tx).insert({ id: signInId, provider: 'home-assistant', sealed: sealCredentials(TEST_KEY, credentials, signInId), grantedScopes: [], accountId: null });
+    const connections = createConnectionQueries(tx);
+    await connections.insert({ id, provider: 'home-assistant', sector: 'home', displayName: 'Test hub', signInId, ingestSecretHash: null, syncIntervalMinutes: 15 });
+    if (status === 'paused') await connections.pause(id);
+  });
   return id;
 }
 

@@ -23,7 +23,7 @@ beforeEach(async () => {
   await testEnv.db.query(sql.unsafe`DELETE FROM connections`);
 });
 
-const hub = (status = 'active') => insertHubConnection(testEnv.db, { baseUrl: 'http://127.0.0.1:1', token: 't' }, status);
+const hub = (status: 'active' | 'paused' = 'active') => insertHubConnection(testEnv.db, { baseUrl: 'http://127.0.0.1:1', token: 't' }, status);
 const setSyncInterval = (id: string, minutes: number) =>
   testEnv.db.query(sql.unsafe`UPDATE connections SET sync_interval_minutes = ${minutes} WHERE id = ${id}::uuid`);
 const schedules = async () => new Map((await producer.schedules()).map((entry) => [entry.connectionId, entry.everyMs]));

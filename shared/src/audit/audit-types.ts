@@ -33,8 +33,7 @@ export const OPERATOR_AGENT_ID = 'operator';
 /** `result_count` is an integer column; a larger count is stored as this. */
 export const INT4_MAX = 2_147_483_647;
 
-/** The single operator user seeded by the first migration; every audit row belongs to it. */
-export const OPERATOR_USER_ID = 1;
+export { OPERATOR_USER_ID } from '../db/operator-user.ts';
 
 /** The log lines of spec 8, word for word; the code and the tests both use these. */
 export const AUDIT_LOG_LINES = {

@@ -8,3 +8,4 @@ export * from './audit-cursor.ts';
 export * from './audit-queries.ts';
 export * from './audit-service.ts';
 export * from './pg-binary-array.ts';
+export * from './console-acts.ts';

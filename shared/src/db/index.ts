@@ -4,3 +4,4 @@ export * from './migrate.ts';
 export { sql } from 'slonik';
 export * from './open-database.ts';
 export * from './stored-secret.ts';
+export * from './operator-user.ts';

@@ -14,3 +14,16 @@ const byKind = new Map(PROVIDERS.map((provider) => [provider.kind, provider]));
 export function findProvider(kind: string): ProviderDescriptor | undefined {
   return byKind.get(kind);
 }
+/** Every provider kind this process knows: the catalogue and any a test added. */
+export function listProviders(): readonly ProviderDescriptor[] {
+  return [...byKind.values()];
+}
+
+/**
+ * Adds a provider kind to this process's catalogue. For tests only: a test provider (an OAuth double)
+ * is known to the Console and the sync-worker it starts, and never ships in `PROVIDERS`.
+ */
+export function registerExtraProvider(provider: ProviderDescriptor): void {
+  if (byKind.has(provider.kind)) throw new Error(`provider '${provider.kind}' is already known`);
+  byKind.set(provider.kind, provider);
+}

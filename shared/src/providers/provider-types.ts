@@ -5,8 +5,29 @@ import type { Sector } from '../sectors/index.ts';
  * How a connection of a provider gets its data:
  * - `token`: the operator pastes a credential (a hub's long-lived token); the sync-worker pulls on a schedule.
  * - `push`: the device pushes to `POST /api/ingest/:connectionId` with a per-connection secret; nothing is pulled.
+ * - `oauth`: the operator signs in at the provider (authorization code, PKCE where supported); the granted
+ *   scopes decide the connections (spec 2.5); the sync-worker pulls on a schedule.
  */
-export type SignInKind = 'token' | 'push';
+export type SignInKind = 'token' | 'push' | 'oauth';
+
+/** What an `oauth` provider's sign-in needs: where to send the operator, what to ask for, how to read the answer. */
+export type OAuthSpec = {
+  authorizeUrl: string;
+  tokenUrl: string;
+  /** Exactly the scopes the spec names for the provider, requested as one space-separated list. */
+  scopes: readonly string[];
+  /** Whether the provider takes PKCE (S256). */
+  pkce: boolean;
+  /** Extra authorize parameters the provider needs for a refresh token (e.g. `access_type=offline`). */
+  authorizeParams?: Readonly<Record<string, string>>;
+  /** The sectors a granted scope list covers (spec 2.5); an empty list means no connection. */
+  sectorsOf(grantedScopes: readonly string[]): Sector[];
+  /**
+   * Where the provider names the signed-in account: a GET with the new access token, and the JSON field
+   * holding its id. A re-sign-in must report the same id.
+   */
+  account: { url: string; field: string };
+};
 
 /**
  * What every process may know about a provider kind: its sectors, objects and how it signs in. The
@@ -24,4 +45,6 @@ export type ProviderDescriptor = {
   defaultSyncIntervalMinutes: number | null;
   /** Validates the credentials the operator supplies for a `token` provider; sealed before storage. */
   credentialsSchema?: z.ZodType;
+  /** For `oauth` providers. */
+  oauth?: OAuthSpec;
 };

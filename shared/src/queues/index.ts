@@ -2,3 +2,4 @@ export * from './job-catalogue.ts';
 export * from './queue-connections.ts';
 export * from './sync-producer.ts';
 export * from './live-requester.ts';
+export * from './sign-in-requester.ts';

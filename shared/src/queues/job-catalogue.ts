@@ -44,6 +44,41 @@ export const LiveJobResultSchema = z.discriminatedUnion('status', [
 ]);
 export type LiveJobResult = z.infer<typeof LiveJobResultSchema>;
 
+/**
+ * The code exchange of a provider sign-in (design 7.1): the Console hands the callback's code to the
+ * sync-worker, which alone talks to the provider, and awaits the outcome. `signInId` names the sign-in
+ * being renewed; without it the grant makes a new one (or renews the same account's).
+ */
+export const OAuthExchangeJobSchema = z.object({
+  provider: z.string().min(1),
+  code: z.string().min(1).max(4096),
+  codeVerifier: z.string().min(43).max(128).optional(),
+  redirectUri: z.url(),
+  signInId: z.uuid().optional(),
+  deadline,
+});
+export type OAuthExchangeJob = z.infer<typeof OAuthExchangeJobSchema>;
+
+/** How a sign-in ended; `message` is safe to show the operator (never a token or a provider's raw body). */
+export const SignInJobResultSchema = z.discriminatedUnion('status', [
+  z.object({
+    status: z.literal('signed_in'),
+    signInId: z.string(),
+    renewed: z.boolean(),
+    /** The connections that now sync, one per granted sector. */
+    connectionIds: z.array(z.string()),
+    grantedSectors: z.array(z.string()),
+    /** Sectors of a renewed sign-in no longer granted; their connections wait for a sign-in, data kept. */
+    waiting: z.array(z.string()),
+  }),
+  z.object({
+    status: z.literal('refused'),
+    reason: z.enum(['no_sectors', 'other_account', 'provider_refused', 'unreachable', 'not_configured']),
+    message: z.string(),
+  }),
+]);
+export type SignInJobResult = z.infer<typeof SignInJobResultSchema>;
+
 /** Backoff type the sync-worker implements (exponential with jitter from its configured base). */
 export const SOURCE_BACKOFF = 'source-backoff';
 
@@ -67,6 +102,17 @@ export const QUEUES = {
       attempts: 1,
       removeOnComplete: { age: 300, count: 10_000 },
       removeOnFail: { age: 300, count: 10_000 },
+    } satisfies JobsOptions,
+  },
+  signin: {
+    name: 'signin',
+    jobs: { oauth_exchange: OAuthExchangeJobSchema },
+    // Never retried (a code works once). The payload holds a one-time code: finished jobs go after a
+    // minute, long enough for the awaiting Console to read the answer.
+    defaultJobOptions: {
+      attempts: 1,
+      removeOnComplete: { age: 60 },
+      removeOnFail: { age: 60 },
     } satisfies JobsOptions,
   },
 } as const;

@@ -8,7 +8,8 @@ import { CATALOGUE, findObject, isSector, objectsOfSector, type ObjectDef, type 
 import { createCallGuard, grantedSectors } from './call-guard.ts';
 import { noActiveConnection, NotFoundError, pushedOnly, RECORD_NOT_FOUND, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
 import { findProvider } from '../providers/index.ts';
-import { activeConnections, connectionsInSectors, type ConnectionRow } from './reads-queries.ts';
+import { connectionHealth, dataAgeSeconds } from '../connections/index.ts';
+import { activeConnections, connectionsInSectors } from './reads-queries.ts';
 import {
   FetchLiveInputSchema,
   GetRecordInputSchema,
@@ -31,16 +32,6 @@ export type ReadServiceDeps = {
 
 /** The answer to a query whose input is missing or not a JSON object (a bare `null`, a list, a string). */
 export const QUERY_BODY_EXPECTED = 'query: send a JSON object naming the object to read, e.g. {"object": "finance.transaction", "limit": 10}';
-
-/** A connection is stale when it has not synced for this long. */
-const STALE_AFTER_SECONDS = 24 * 60 * 60;
-
-function health(row: ConnectionRow, ageSeconds: number | null): string {
-  if (row.status !== 'active') return row.status;
-  if (row.last_error) return 'error';
-  if (ageSeconds === null) return 'pending';
-  return ageSeconds > STALE_AFTER_SECONDS ? 'stale' : 'ok';
-}
 
 /**
  * The five reads (design 4.3) behind both the MCP tools and the REST mirror, so neither has logic of
@@ -76,7 +67,7 @@ export function createReadService(deps: ReadServiceDeps) {
         const sectors = [...grantedSectors(caller)];
         const at = now();
         const connections = (await connectionsInSectors(deps.db, sectors)).map((row): ConnectionSummary => {
-          const age = row.last_synced_at === null ? null : Math.max(0, Math.floor((at.getTime() - Date.parse(row.last_synced_at)) / 1000));
+          const age = dataAgeSeconds(row, at);
           const summary: ConnectionSummary = {
             id: row.id,
             sector: row.sector as Sector,
@@ -84,7 +75,7 @@ export function createReadService(deps: ReadServiceDeps) {
             status: row.status,
             last_synced_at: row.last_synced_at,
             data_age_seconds: age,
-            health: health(row, age),
+            health: connectionHealth(row, at),
           };
           if (row.sector === 'finance') summary.consent_expires_at = row.consent_expires_at;
           return summary;

@@ -1,5 +1,5 @@
 import type { CommonQueryMethods } from 'slonik';
-import { OPERATOR_AGENT_ID, type AuditRecorder } from '../audit/index.ts';
+import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder } from '../audit/index.ts';
 import { ValidationError } from '../http/index.ts';
 import type { Logger } from '../logger/index.ts';
 import { mcpResourceOf, parsePublicOrigin } from './public-origin.ts';
@@ -15,7 +15,7 @@ export type SettingsServiceDeps = {
 };
 
 /** The audited Console act of saving or clearing the public origin (spec 6, Console acts). */
-export const SET_PUBLIC_ORIGIN_TOOL = 'set_public_origin';
+export const SET_PUBLIC_ORIGIN_TOOL = CONSOLE_ACTS.setPublicOrigin;
 
 const viewOf = (publicOrigin: string | null): SettingsView => ({
   publicOrigin,

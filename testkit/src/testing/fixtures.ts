@@ -1,6 +1,7 @@
-import { sql, type DatabasePool } from '@pcg/shared/db';
-import { z } from 'zod';
+import { randomUUID } from 'node:crypto';
+import type { DatabasePool } from '@pcg/shared/db';
 import { takeAuditBatch } from '@pcg/shared/audit';
+import { createConnectionQueries, type ConnectionStatus } from '@pcg/shared/connections';
 import { createAgentService } from '@pcg/shared/grants';
 import { createLogger } from '@pcg/shared/logger';
 import type { Redis } from '@pcg/shared/redis';
@@ -10,13 +11,22 @@ import { waitFor } from './test-environment.ts';
 /** Inserts a connection row directly (tests only) and returns its id. */
 export async function insertTestConnection(
   db: DatabasePool,
-  options: { sector: Sector; provider?: string; status?: string; displayName?: string },
+  options: { sector: Sector; provider?: string; status?: ConnectionStatus; displayName?: string },
 ): Promise<string> {
-  return db.oneFirst(sql.type(z.object({ id: z.string() }))`
-    INSERT INTO connections (user_id, provider, sector, status, display_name)
-    VALUES (1, ${options.provider ?? `test-${options.sector}`}, ${options.sector}, ${options.status ?? 'active'},
-            ${options.displayName ?? `Test ${options.sector}`})
-    RETURNING id::text`);
+  const connections = createConnectionQueries(db);
+  const { id } = await connections.insert({
+    id: randomUUID(),
+    provider: options.provider ?? `test-${options.sector}`,
+    sector: options.sector,
+    displayName: options.displayName ?? `Test ${options.sector}`,
+    signInId: null,
+    ingestSecretHash: null,
+    syncIntervalMinutes: null,
+  });
+  if (options.status === 'paused') await connections.pause(id);
+  if (options.status === 'error') await connections.noteFailure(id, 'test failure', true);
+  if (options.status === 'needs_sign_in') await connections.markNeedsSignIn(id, 'test refusal');
+  return id;
 }
 
 /** Creates (or rotates) an agent through the agents service and returns its key, shown only here. */

@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { OPERATOR_AGENT_ID, type AuditRecorder } from '@pcg/shared/audit';
+import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder, type ConsoleAct } from '@pcg/shared/audit';
 import { generateIngestSecret, sealCredentials } from '@pcg/shared/crypto';
 import { ConflictError, HttpError, NotFoundError, ValidationError } from '@pcg/shared/http';
+import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
+import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { findProvider, PROVIDERS, type ProviderDescriptor } from '@pcg/shared/providers';
 import type { SyncProducer } from '@pcg/shared/queues';
 import type { z } from 'zod';
-import type { ConnectionRow, ConnectionsQueries } from './connections-queries.ts';
+import { connectionHealth, createConnectionQueries, type ConnectionQueries, type ConnectionRow } from '@pcg/shared/connections';
 import type { ConnectionView, CreateConnectionBody, UpdateConnectionBody } from './connections-types.ts';
-
-/** Matches `describe_context`: a connection without a sync for a day is stale. */
-const STALE_AFTER_MS = 24 * 60 * 60 * 1000;
 
 export class QueueUnavailableError extends HttpError {
   constructor() {
@@ -21,20 +20,14 @@ export class QueueUnavailableError extends HttpError {
 const UNQUEUED = 'saved, but the sync could not be queued (Redis is not reachable); the sync-worker schedules it when it next starts';
 
 export type ConnectionsServiceDeps = {
-  queries: ConnectionsQueries;
+  db: DatabasePool;
+  queries: ConnectionQueries;
   sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>;
   credentialsKey: Buffer;
   audit: AuditRecorder;
   log: Logger;
   now?: () => number;
 };
-
-function health(row: ConnectionRow, now: number): string {
-  if (row.status !== 'active') return row.status;
-  if (row.last_error) return 'error';
-  if (!row.last_synced_at) return 'pending';
-  return now - Date.parse(row.last_synced_at) > STALE_AFTER_MS ? 'stale' : 'ok';
-}
 
 function describeIssues(error: z.ZodError): string {
   // Names the field and the rule, never the value (it may be a token).
@@ -59,12 +52,13 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       sector: row.sector,
       displayName: row.display_name,
       status: row.status,
-      health: health(row, now()),
+      health: connectionHealth(row, now()),
       signIn: provider?.signIn ?? 'token',
+      signInId: row.sign_in_id,
       syncIntervalMinutes: push ? null : (row.sync_interval_minutes ?? provider?.defaultSyncIntervalMinutes ?? null),
       lastSyncedAt: row.last_synced_at,
       lastError: row.last_error,
-      actionCount: row.action_count,
+      actionCount: Array.isArray(row.actions) ? row.actions.length : 0,
       ...(push ? { ingestPath: `/api/ingest/${row.id}` } : {}),
       hasIngestSecret: row.has_ingest_secret,
       createdAt: row.created_at,
@@ -100,72 +94,88 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
     return sealCredentials(deps.credentialsKey, parsed.data, id);
   }
 
-  return {
+  /** A pasted credential replaces its sign-in's in place; every connection of the sign-in is active again. */
+  async function replaceCredentials(row: ConnectionRow, provider: ProviderDescriptor, credentials: unknown): Promise<ConnectionRow> {
+    const signInId = row.sign_in_id;
+    if (signInId === null) throw new ConflictError(`${provider.displayName} holds no credentials`);
+    if (provider.signIn === 'oauth') throw new ConflictError(`${provider.displayName} signs in at the provider: open GET /api/connect/${provider.kind}/start?signInId=${signInId}`);
+    const sealedCredentials = sealed(provider, credentials, signInId);
+    await deps.db.transaction(async (tx) => {
+      await createSignInQueries(tx).replaceCredentials(signInId, sealedCredentials);
+      await createConnectionQueries(tx).credentialsReplaced(signInId);
+    });
+    return (await deps.queries.get(row.id)) ?? row;
+  }
+
+  const acts = {
     async list(): Promise<ConnectionView[]> {
       return (await deps.queries.list()).map(view);
     },
 
-    async create(body: CreateConnectionBody): Promise<{ connection: ConnectionView; ingestSecret?: string; warning?: string }> {
+    /** The views of some connections, in the order given; unknown ids are left out. */
+    async views(ids: readonly string[]): Promise<ConnectionView[]> {
+      const rows = await Promise.all(ids.map((id) => deps.queries.get(id)));
+      return rows.flatMap((row) => (row ? [view(row)] : []));
+    },
+
+    async create(body: CreateConnectionBody): Promise<{ connection: ConnectionView; connections: ConnectionView[]; ingestSecret?: string; warning?: string }> {
       const provider = findProvider(body.provider);
       if (!provider) throw new ValidationError(`unknown provider '${body.provider}'; providers: ${PROVIDERS.map((p) => p.kind).join(', ')}`);
-      // Every provider today covers one sector; one sign-in makes one connection per sector it covers (spec 2.5).
-      const [sector] = provider.sectors;
-      if (!sector || provider.sectors.length !== 1) throw new ValidationError(`${provider.displayName} cannot be connected here`);
-      const id = randomUUID();
+      if (provider.signIn === 'oauth') throw new ValidationError(`${provider.displayName} signs in at the provider: open GET /api/connect/${provider.kind}/start`);
       const push = provider.signIn === 'push';
+      if (push && provider.sectors.length !== 1) throw new ValidationError(`${provider.displayName} cannot be connected here`);
       if (push && body.credentials !== undefined) throw new ValidationError(`${provider.displayName} pushes its data and takes no credentials`);
       if (push && body.syncIntervalMinutes !== undefined) throw new ValidationError(`${provider.displayName} pushes its data and has no sync interval`);
       const secret = push ? generateIngestSecret() : undefined;
-      const row = await deps.queries.insert({
-        id,
-        provider: provider.kind,
-        sector,
-        displayName: body.displayName ?? provider.displayName,
-        credentials: push ? null : sealed(provider, body.credentials, id),
-        ingestSecretHash: secret?.hash ?? null,
-        syncIntervalMinutes: push ? null : (body.syncIntervalMinutes ?? provider.defaultSyncIntervalMinutes),
+      const signInId = push ? null : randomUUID();
+      const sealedCredentials = signInId === null ? null : sealed(provider, body.credentials, signInId);
+      // A pasted credential is one sign-in; it covers every sector of its provider, one connection each (spec 2.5).
+      const rows = await deps.db.transaction(async (tx) => {
+        if (signInId !== null && sealedCredentials !== null) {
+          await createSignInQueries(tx).insert({ id: signInId, provider: provider.kind, sealed: sealedCredentials, grantedScopes: [], accountId: null });
+        }
+        const connections = createConnectionQueries(tx);
+        const made: ConnectionRow[] = [];
+        for (const sector of provider.sectors) {
+          made.push(
+            await connections.insert({
+              id: randomUUID(),
+              provider: provider.kind,
+              sector,
+              displayName: body.displayName ?? provider.displayName,
+              signInId,
+              ingestSecretHash: secret?.hash ?? null,
+              syncIntervalMinutes: push ? null : (body.syncIntervalMinutes ?? provider.defaultSyncIntervalMinutes),
+            }),
+          );
+        }
+        return made;
       });
-      deps.log.info({ connectionId: id, provider: provider.kind, sector }, 'connection created');
+      const [row] = rows;
+      if (!row) throw new Error('the provider covers no sector');
+      deps.log.info({ connectionIds: rows.map((made) => made.id), provider: provider.kind, signInId }, 'connection created');
+      let warning: string | undefined;
       // The scheduler's first run starts at once: that is the first sync.
-      const warning = push ? undefined : await queued(() => deps.sync.schedule(id, intervalOf(row, provider)), id);
-      return { connection: view(row), ...(secret ? { ingestSecret: secret.secret } : {}), ...(warning ? { warning } : {}) };
+      for (const made of push ? [] : rows) warning = (await queued(() => deps.sync.schedule(made.id, intervalOf(made, provider)), made.id)) ?? warning;
+      return { connection: view(row), connections: rows.map(view), ...(secret ? { ingestSecret: secret.secret } : {}), ...(warning ? { warning } : {}) };
     },
 
-    /** Changes the interval (the audited `set_sync_interval` act), the name, or a token provider's credentials. */
-    async update(id: string, body: UpdateConnectionBody, requestId?: string): Promise<{ connection: ConnectionView; warning?: string }> {
-      let found: Awaited<ReturnType<typeof existing>> | undefined;
-      const audit = (outcome: 'ok' | 'error') => {
-        if (body.syncIntervalMinutes === undefined) return;
-        deps.audit.record({
-          agentId: OPERATOR_AGENT_ID,
-          tool: 'set_sync_interval',
-          sector: found?.row.sector ?? null,
-          decision: 'allow',
-          args: { connectionId: id, syncIntervalMinutes: body.syncIntervalMinutes },
-          outcome,
-          requestId,
-        });
-      };
-      try {
-        found = await existing(id);
-        const { provider } = found;
-        let row = found.row;
-        if (body.syncIntervalMinutes !== undefined && !pulls(provider)) throw new ConflictError('a push connection is not synced on a schedule; it has no interval');
-        if (body.credentials !== undefined && !provider?.credentialsSchema) throw new ConflictError(`${provider?.displayName ?? row.provider} takes no credentials`);
-        if (body.displayName !== undefined) row = (await deps.queries.rename(id, body.displayName)) ?? row;
-        if (body.credentials !== undefined && provider) row = (await deps.queries.replaceCredentials(id, sealed(provider, body.credentials, id))) ?? row;
-        if (body.syncIntervalMinutes !== undefined) row = (await deps.queries.setInterval(id, body.syncIntervalMinutes)) ?? row;
-        let warning: string | undefined;
-        const reschedule = body.syncIntervalMinutes !== undefined || body.credentials !== undefined;
-        if (reschedule && provider && pulls(provider) && (row.status === 'active' || row.status === 'error')) {
-          warning = await queued(() => deps.sync.schedule(id, intervalOf(row, provider)), id);
-        }
-        audit('ok');
-        return { connection: view(row), ...(warning ? { warning } : {}) };
-      } catch (error) {
-        audit('error');
-        throw error;
+    /** Changes the interval, the name, or a token provider's credentials (replaced on its sign-in). */
+    async update(id: string, body: UpdateConnectionBody): Promise<{ connection: ConnectionView; warning?: string }> {
+      const found = await existing(id);
+      const { provider } = found;
+      let row = found.row;
+      if (body.syncIntervalMinutes !== undefined && !pulls(provider)) throw new ConflictError('a push connection is not synced on a schedule; it has no interval');
+      if (body.credentials !== undefined && !provider?.credentialsSchema) throw new ConflictError(`${provider?.displayName ?? row.provider} takes no credentials`);
+      if (body.displayName !== undefined) row = (await deps.queries.rename(id, body.displayName)) ?? row;
+      if (body.credentials !== undefined && provider) row = await replaceCredentials(row, provider, body.credentials);
+      if (body.syncIntervalMinutes !== undefined) row = (await deps.queries.setInterval(id, body.syncIntervalMinutes)) ?? row;
+      let warning: string | undefined;
+      const reschedule = body.syncIntervalMinutes !== undefined || body.credentials !== undefined;
+      if (reschedule && provider && pulls(provider) && (row.status === 'active' || row.status === 'error')) {
+        warning = await queued(() => deps.sync.schedule(id, intervalOf(row, provider)), id);
       }
+      return { connection: view(row), ...(warning ? { warning } : {}) };
     },
 
     async requestSync(id: string): Promise<{ connection: ConnectionView; jobId: string }> {
@@ -214,6 +224,51 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       if (pulls(provider)) await queued(() => deps.sync.unschedule(id), id);
       deps.log.info({ connectionId: id }, 'connection deleted');
     },
+  };
+
+  /**
+   * Runs one Console act and leaves its audit row (spec 2.3, 6): operator, allow, ok or error. `args`
+   * name the connection and what changed, never a credential or a secret.
+   */
+  async function recorded<T>(tools: readonly ConsoleAct[], id: string | null, args: Record<string, unknown>, requestId: string | undefined, work: () => Promise<T>, sectorOf?: (result: T) => string | null): Promise<T> {
+    const before = id === null ? null : ((await deps.queries.get(id).catch(() => null))?.sector ?? null);
+    const record = (outcome: 'ok' | 'error', sector: string | null) => {
+      for (const tool of tools) deps.audit.record({ agentId: OPERATOR_AGENT_ID, tool, sector, decision: 'allow', args, outcome, requestId });
+    };
+    try {
+      const result = await work();
+      record('ok', sectorOf ? sectorOf(result) : before);
+      return result;
+    } catch (error) {
+      record('error', before);
+      throw error;
+    }
+  }
+
+  return {
+    list: acts.list,
+    views: acts.views,
+    create: (body: CreateConnectionBody, requestId?: string) =>
+      recorded([CONSOLE_ACTS.createConnection], null, { provider: body.provider, ...(body.displayName ? { displayName: body.displayName } : {}) }, requestId, () => acts.create(body), (result) =>
+        result.connections.length === 1 ? result.connection.sector : null,
+      ),
+    update: (id: string, body: UpdateConnectionBody, requestId?: string) => {
+      const tools: ConsoleAct[] = [];
+      if (body.displayName !== undefined) tools.push(CONSOLE_ACTS.renameConnection);
+      if (body.credentials !== undefined) tools.push(CONSOLE_ACTS.replaceCredentials);
+      if (body.syncIntervalMinutes !== undefined) tools.push(CONSOLE_ACTS.setSyncInterval);
+      const args = {
+        connectionId: id,
+        ...(body.displayName !== undefined ? { displayName: body.displayName } : {}),
+        ...(body.syncIntervalMinutes !== undefined ? { syncIntervalMinutes: body.syncIntervalMinutes } : {}),
+      };
+      return recorded(tools, id, args, requestId, () => acts.update(id, body));
+    },
+    requestSync: (id: string, requestId?: string) => recorded([CONSOLE_ACTS.syncConnection], id, { connectionId: id }, requestId, () => acts.requestSync(id)),
+    pause: (id: string, requestId?: string) => recorded([CONSOLE_ACTS.pauseConnection], id, { connectionId: id }, requestId, () => acts.pause(id)),
+    resume: (id: string, requestId?: string) => recorded([CONSOLE_ACTS.resumeConnection], id, { connectionId: id }, requestId, () => acts.resume(id)),
+    rotateSecret: (id: string, requestId?: string) => recorded([CONSOLE_ACTS.rotateIngestSecret], id, { connectionId: id }, requestId, () => acts.rotateSecret(id)),
+    remove: (id: string, requestId?: string) => recorded([CONSOLE_ACTS.removeConnection], id, { connectionId: id }, requestId, () => acts.remove(id)),
   };
 }
 

@@ -10,7 +10,9 @@ export const ConnectionViewSchema = z.object({
   status: z.enum(['active', 'paused', 'error', 'needs_sign_in']),
   /** ok, pending (never synced), stale (no data for a day), error, paused, needs_sign_in. */
   health: z.string(),
-  signIn: z.enum(['token', 'push']),
+  signIn: z.enum(['token', 'push', 'oauth']),
+  /** The sign-in whose credentials it uses; null for push connections. */
+  signInId: z.string().nullable(),
   /** Null for push connections, which are never pulled. */
   syncIntervalMinutes: z.number().nullable(),
   /** For push connections, the last accepted push. */
@@ -48,6 +50,8 @@ export type UpdateConnectionBody = z.infer<typeof UpdateConnectionBodySchema>;
 
 export const ConnectionWithSecretSchema = z.object({
   connection: ConnectionViewSchema,
+  /** Every connection the sign-in made, one per sector (the first is `connection`). */
+  connections: z.array(ConnectionViewSchema).optional(),
   /** Shown once; only its SHA-256 is stored. */
   ingestSecret: z.string().optional(),
   /** Set when the change is saved but its sync could not be queued. */

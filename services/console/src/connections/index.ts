@@ -1,9 +1,9 @@
 import type { AuditRecorder } from '@pcg/shared/audit';
+import { createConnectionQueries } from '@pcg/shared/connections';
 import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
 import type { SyncProducer } from '@pcg/shared/queues';
 import { createIngestService, type IngestService } from '../ingest/ingest-service.ts';
-import { createConnectionsQueries } from './connections-queries.ts';
 import { createConnectionsService, type ConnectionsService } from './connections-service.ts';
 
 export type SourcesDeps = {
@@ -35,9 +35,9 @@ export function createSourcesDeps(options: {
   log: Logger;
   ingestBodyLimit: number;
 }): SourcesDeps {
-  const queries = createConnectionsQueries(options.db);
+  const queries = createConnectionQueries(options.db);
   return {
-    connections: createConnectionsService({ queries, sync: options.sync, credentialsKey: options.credentialsKey, audit: options.audit, log: options.log }),
+    connections: createConnectionsService({ db: options.db, queries, sync: options.sync, credentialsKey: options.credentialsKey, audit: options.audit, log: options.log }),
     ingest: createIngestService({ db: options.db, queries }),
     audit: options.audit,
     ingestBodyLimit: options.ingestBodyLimit,

@@ -1,11 +1,11 @@
 import { upsertRecords } from '@pcg/shared/cache';
 import { ingestSecretMatches } from '@pcg/shared/crypto';
-import { sql, type DatabasePool } from '@pcg/shared/db';
+import type { DatabasePool } from '@pcg/shared/db';
 import { ValidationError } from '@pcg/shared/http';
 import { readIngestPayload, type IngestFormat, type RejectedRecord } from '@pcg/shared/ingest';
 import { findProvider } from '@pcg/shared/providers';
 import { isSector, type Sector } from '@pcg/shared/sectors';
-import type { ConnectionsQueries } from '../connections/connections-queries.ts';
+import { createConnectionQueries, type ConnectionQueries } from '@pcg/shared/connections';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -22,7 +22,7 @@ export type Authorization =
  */
 export type IngestResult = { format: IngestFormat; accepted: Record<string, number>; skipped: number; rejected: RejectedRecord[]; stored: boolean };
 
-export function createIngestService(deps: { db: DatabasePool; queries: Pick<ConnectionsQueries, 'forIngest'> }) {
+export function createIngestService(deps: { db: DatabasePool; queries: Pick<ConnectionQueries, 'forIngest'> }) {
   return {
     /**
      * Checks a push before its body is read (spec 5). Every refusal looks the same to the caller, and a
@@ -59,8 +59,7 @@ export function createIngestService(deps: { db: DatabasePool; queries: Pick<Conn
         for (const [object, records] of batch.byObject) {
           accepted[object] = await upsertRecords(tx, { object, connectionId: connection.id, source: connection.provider, records });
         }
-        await tx.query(sql.unsafe`
-          UPDATE connections SET last_synced_at = now(), last_error = NULL, updated_at = now() WHERE id = ${connection.id}::uuid`);
+        await createConnectionQueries(tx).recordPush(connection.id);
       });
       return { format, accepted, skipped, rejected, stored: true };
     },

@@ -26,7 +26,7 @@ export function registerConnectionRoutes(app: FastifyInstance, connections: Conn
   routes.post(
     '/api/connections',
     { schema: { body: CreateConnectionBodySchema, response: { 201: ConnectionWithSecretSchema } } },
-    async (request, reply) => reply.code(201).send(await connections.create(request.body)),
+    async (request, reply) => reply.code(201).send(await connections.create(request.body, request.id)),
   );
 
   routes.patch(
@@ -38,25 +38,25 @@ export function registerConnectionRoutes(app: FastifyInstance, connections: Conn
   routes.post(
     '/api/connections/:id/sync',
     { schema: { params: Params, response: { 202: z.object({ connection: ConnectionViewSchema, jobId: z.string() }) } } },
-    async (request, reply) => reply.code(202).send(await connections.requestSync(request.params.id)),
+    async (request, reply) => reply.code(202).send(await connections.requestSync(request.params.id, request.id)),
   );
 
   routes.post('/api/connections/:id/pause', { schema: { params: Params, response: { 200: ConnectionResultSchema } } }, async (request) =>
-    connections.pause(request.params.id),
+    connections.pause(request.params.id, request.id),
   );
 
   routes.post('/api/connections/:id/resume', { schema: { params: Params, response: { 200: ConnectionResultSchema } } }, async (request) =>
-    connections.resume(request.params.id),
+    connections.resume(request.params.id, request.id),
   );
 
   routes.post(
     '/api/connections/:id/rotate-secret',
     { schema: { params: Params, response: { 200: ConnectionWithSecretSchema.required({ ingestSecret: true }) } } },
-    async (request) => connections.rotateSecret(request.params.id),
+    async (request) => connections.rotateSecret(request.params.id, request.id),
   );
 
   routes.delete('/api/connections/:id', { schema: { params: Params } }, async (request, reply) => {
-    await connections.remove(request.params.id);
+    await connections.remove(request.params.id, request.id);
     return reply.code(204).send();
   });
 }

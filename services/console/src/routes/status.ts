@@ -1,21 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { sql, type DatabasePool } from 'slonik';
-import { z } from 'zod';
+import type { DatabasePool } from 'slonik';
 import { readAuditDrops, readAuditQueueDepth } from '@pcg/shared/audit';
+import { connectionHealth, createConnectionQueries } from '@pcg/shared/connections';
 import type { Logger } from '@pcg/shared/logger';
 import { openQueue, type QueueName } from '@pcg/shared/queues';
 import type { Redis, RedisSettings } from '@pcg/shared/redis';
 import { MCP_NOT_SERVED, readHeartbeat, readPart, readRedisPart, type Dependency, type PartResult } from '@pcg/shared/status';
-
-const ConnectionStatusRow = z.object({
-  id: z.string(),
-  sector: z.string(),
-  provider: z.string(),
-  display_name: z.string(),
-  status: z.string(),
-  last_synced_at: z.string().nullable(),
-  last_error: z.string().nullable(),
-});
 
 /** What a part the status page could not read says instead of its value. */
 export const statusPartDown = (dependency: Dependency) => ({ unavailable: `${dependency} is unreachable` });
@@ -53,10 +43,17 @@ export function registerStatusRoute(app: FastifyInstance, deps: { db: DatabasePo
       depth('live'),
       readRedisPart(deps.redis, () => readAuditQueueDepth(deps.redis)),
       readPart('postgres', () => readAuditDrops(deps.db)),
-      readPart('postgres', () =>
-        deps.db.any(sql.type(ConnectionStatusRow)`
-          SELECT id::text AS id, sector, provider, display_name, status, last_synced_at, last_error
-          FROM connections WHERE user_id = 1 ORDER BY sector, created_at, id`),
+      readPart('postgres', async () =>
+        (await createConnectionQueries(deps.db).list()).map(({ id, sector, provider, display_name, status, last_synced_at, last_error }) => ({
+          id,
+          sector,
+          provider,
+          display_name,
+          status,
+          health: connectionHealth({ status, last_synced_at, last_error }, Date.now()),
+          last_synced_at,
+          last_error,
+        })),
       ),
     ]);
     const parts = [heartbeat, sync, live, queued, dropped, connections];

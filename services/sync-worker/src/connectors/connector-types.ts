@@ -8,6 +8,8 @@ export type ConnectionInfo = {
   provider: string;
   sector: string;
   displayName: string;
+  /** The sign-in whose grant the connection reads with; null for push connections. */
+  signInId: string | null;
 };
 
 /**
@@ -30,12 +32,13 @@ export type TokenRefreshResult =
   | { ok: false; reason: 'refused' | 'unavailable'; message: string };
 
 /**
- * Refreshes the access token of the sign-in behind a connection: one refresh per sign-in at a time, the
- * rotated tokens written back sealed, the opened credentials returned. Supplied by the connections home
+ * Refreshes the access token of the sign-in behind a connection (`current`: the credentials the source
+ * just refused): one refresh per sign-in at a time, the rotated tokens written back sealed, the opened
+ * credentials returned. Supplied by the connections home
  * (`refreshAccessToken(signInId)`, the sign-in looked up from the connection); injected so the runners
  * never hold that logic. Without one, every refresh is refused (the hub's token cannot be refreshed).
  */
-export type RefreshCredentials = (connection: ConnectionInfo) => Promise<TokenRefreshResult>;
+export type RefreshCredentials = (connection: ConnectionInfo, current: unknown) => Promise<TokenRefreshResult>;
 
 export type ConnectorContext = {
   connection: ConnectionInfo;

@@ -1,4 +1,4 @@
-import { PROVIDERS } from '@pcg/shared/providers';
+import { findProvider, PROVIDERS } from '@pcg/shared/providers';
 import type { Connector } from './connector-types.ts';
 import { healthAutoExportConnector } from './health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from './home-assistant/home-assistant-connector.ts';
@@ -17,7 +17,7 @@ export function createConnectorRegistry(connectors: readonly Connector[] = [home
   for (const connector of connectors) {
     const kind = connector.provider.kind;
     if (byKind.has(kind)) throw new Error(`two connectors for provider '${kind}'`);
-    if (!PROVIDERS.some((provider) => provider.kind === kind)) throw new Error(`connector for unknown provider '${kind}'`);
+    if (!findProvider(kind)) throw new Error(`connector for unknown provider '${kind}'`);
     const declaresActions = connector.actions === 'discovered' || connector.actions.length > 0;
     if (declaresActions && !connector.provider.sectors.includes('home')) throw new Error(`provider '${kind}' is read-only and may declare no actions`);
     if (declaresActions && !connector.invokeAction) throw new Error(`provider '${kind}' declares actions but cannot invoke them`);

@@ -14,8 +14,8 @@ export type ContextDeps = {
 /** Used when no refresher is wired: a token that expired cannot be renewed, so a new sign-in is needed. */
 export const noTokenRefresh: RefreshCredentials = async () => ({ ok: false, reason: 'refused', message: 'this connection has no token to refresh' });
 
-export function connectionInfo(row: Pick<ConnectionRow, 'id' | 'provider' | 'sector' | 'display_name'>): ConnectionInfo {
-  return { id: row.id, provider: row.provider, sector: row.sector, displayName: row.display_name };
+export function connectionInfo(row: Pick<ConnectionRow, 'id' | 'provider' | 'sector' | 'display_name' | 'sign_in_id'>): ConnectionInfo {
+  return { id: row.id, provider: row.provider, sector: row.sector, displayName: row.display_name, signInId: row.sign_in_id };
 }
 
 /**
@@ -33,14 +33,14 @@ export function buildConnectorContext(
   const cache = deps.store.cacheWriter(row);
   const context = {
     connection,
-    credentials: row.credentials ? openCredentials(deps.credentialsKey, row.credentials, row.id) : null,
+    credentials: row.credentials ? openCredentials(deps.credentialsKey, row.credentials, row.credentials_context) : null,
     cursor: row.sync_cursor ?? null,
     signal: options.signal,
     requestTimeoutMs: options.requestTimeoutMs,
     cache,
     log: options.log,
     async refreshToken(): Promise<void> {
-      const result = await refresh(connection);
+      const result = await refresh(connection, context.credentials);
       if (result.ok) {
         context.credentials = result.credentials;
         return;

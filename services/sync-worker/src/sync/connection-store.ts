@@ -1,4 +1,6 @@
+import { createConnectionQueries, withConnectionSyncLock, type ConnectionRow as SharedConnectionRow } from '@pcg/shared/connections';
 import { sql, type DatabasePool } from '@pcg/shared/db';
+import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { deleteRecords, upsertRecords } from '@pcg/shared/cache';
 import type { ActionDef } from '@pcg/shared/live';
 import { findObject } from '@pcg/shared/sectors';
@@ -6,21 +8,8 @@ import { z } from 'zod';
 import type { CacheWriter } from '../connectors/connector-types.ts';
 import { assertCatalogueFields } from '../connectors/kit/strict-records.ts';
 
-type Json = Parameters<typeof sql.jsonb>[0];
-
-const ConnectionRowSchema = z.object({
-  id: z.string(),
-  provider: z.string(),
-  sector: z.string(),
-  display_name: z.string(),
-  status: z.enum(['active', 'paused', 'error', 'needs_sign_in']),
-  credentials: z.instanceof(Buffer).nullable(),
-  sync_cursor: z.unknown(),
-  sync_interval_minutes: z.number().nullable(),
-});
-export type ConnectionRow = z.infer<typeof ConnectionRowSchema>;
-
-const COLUMNS = sql.fragment`id::text AS id, provider, sector, display_name, status, credentials, sync_cursor, sync_interval_minutes`;
+/** A connection as the worker runs it: the shared row plus its sealed credentials and what they are bound to. */
+export type ConnectionRow = SharedConnectionRow & { credentials: Buffer | null; credentials_context: string };
 
 function tableOf(object: string) {
   const def = findObject(object);
@@ -28,65 +17,33 @@ function tableOf(object: string) {
   return sql.identifier([def.table]);
 }
 
-/** The sync-worker's reads and writes of connection rows (the only SQL the worker holds). */
+/** The sync-worker's view of connections (through `@pcg/shared/connections`) and of its connections' cache rows. */
 export function createConnectionStore(db: DatabasePool) {
+  const connections = createConnectionQueries(db);
   return {
-    load(id: string): Promise<ConnectionRow | null> {
-      return db.maybeOne(sql.type(ConnectionRowSchema)`SELECT ${COLUMNS} FROM connections WHERE id = ${id}::uuid AND user_id = 1`);
+    async load(id: string): Promise<ConnectionRow | null> {
+      const row = await connections.get(id);
+      if (!row) return null;
+      const sealed = await connections.sealedCredentials(id);
+      return { ...row, credentials: sealed?.credentials ?? null, credentials_context: sealed?.context ?? row.id };
     },
 
     /** Connections that should have a sync scheduler: not paused and not waiting for a new sign-in. */
-    listSchedulable(): Promise<readonly ConnectionRow[]> {
-      return db.any(sql.type(ConnectionRowSchema)`
-        SELECT ${COLUMNS} FROM connections WHERE user_id = 1 AND status IN ('active', 'error') ORDER BY created_at`);
-    },
+    listSchedulable: () => connections.schedulable(),
 
+    /** Runs `work` holding the connection's sync lock; undefined when another sync holds it. */
+    withSyncLock: <T>(id: string, work: () => Promise<T>) => withConnectionSyncLock(db, id, work),
+
+    recordSuccess: (id: string, cursor: unknown, actions: readonly ActionDef[] | undefined) => connections.recordSuccess(id, cursor, actions),
+    noteFailure: (id: string, message: string, exhausted: boolean) => connections.noteFailure(id, message, exhausted),
     /**
-     * Runs `work` holding a session advisory lock on the connection, so two syncs of one connection never
-     * overlap (a manual sync beside a scheduled one, two workers). Returns undefined when it is held
-     * elsewhere. A killed worker's lock goes with its database session.
+     * The source refused the credentials: the grant is gone, so every connection of its sign-in waits
+     * for a new sign-in (a connection without one waits alone).
      */
-    async withSyncLock<T>(id: string, work: () => Promise<T>): Promise<T | undefined> {
-      return db.connect(async (connection) => {
-        const key = sql.fragment`hashtextextended(${`sync:${id}`}, 0)`;
-        const locked = await connection.oneFirst(sql.type(z.object({ locked: z.boolean() }))`SELECT pg_try_advisory_lock(${key}) AS locked`);
-        if (!locked) return undefined;
-        try {
-          return await work();
-        } finally {
-          await connection.query(sql.unsafe`SELECT pg_advisory_unlock(${key})`);
-        }
-      });
-    },
-
-    /** A whole sync succeeded: keep its cursor (and catalogue), clear the error; a paused connection stays paused. */
-    async recordSuccess(id: string, cursor: unknown, actions: readonly ActionDef[] | undefined): Promise<void> {
-      await db.query(sql.unsafe`
-        UPDATE connections
-        SET sync_cursor = ${sql.jsonb(cursor as Json)},
-            actions = COALESCE(${actions === undefined ? null : sql.jsonb(actions as Json)}::jsonb, actions),
-            last_synced_at = now(), last_error = NULL,
-            status = CASE WHEN status = 'error' THEN 'active' ELSE status END,
-            updated_at = now()
-        WHERE id = ${id}::uuid`);
-    },
-
-    /** A failure the operator should see; `exhausted` (no retry left) also marks the connection `error`. */
-    async noteFailure(id: string, message: string, exhausted: boolean): Promise<void> {
-      await db.query(sql.unsafe`
-        UPDATE connections
-        SET last_error = ${message},
-            status = CASE WHEN ${exhausted} AND status = 'active' THEN 'error' ELSE status END,
-            updated_at = now()
-        WHERE id = ${id}::uuid`);
-    },
-
-    /** The source refused the credentials: nothing runs again until the operator signs in again. */
     async markNeedsSignIn(id: string, message: string): Promise<void> {
-      await db.query(sql.unsafe`
-        UPDATE connections
-        SET status = CASE WHEN status = 'paused' THEN status ELSE 'needs_sign_in' END, last_error = ${message}, updated_at = now()
-        WHERE id = ${id}::uuid`);
+      const signInId = (await connections.get(id))?.sign_in_id ?? null;
+      if (signInId === null) return connections.markNeedsSignIn(id, message);
+      await db.transaction(async (tx) => createSignInQueries(tx).grantGone(signInId, message));
     },
 
     /** The gateway id of a cached record of this connection → the source's id, for live reads by id. */

@@ -1,0 +1,171 @@
+import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder } from '@pcg/shared/audit';
+import { openCredentials, sealCredentials } from '@pcg/shared/crypto';
+import type { DatabasePool } from '@pcg/shared/db';
+import { ConflictError, HttpError, ValidationError } from '@pcg/shared/http';
+import type { Logger } from '@pcg/shared/logger';
+import { findProvider, listProviders, type ProviderDescriptor } from '@pcg/shared/providers';
+import type { SignInJobResult, SignInRequester } from '@pcg/shared/queues';
+import { createSignInQueries, providerAppContext, ProviderAppSchema, type ProviderApp } from '@pcg/shared/sign-ins';
+import { z } from 'zod';
+import type { ConnectionView } from '../connections/connections-types.ts';
+import { createSignInStates, pkcePair } from './sign-in-state.ts';
+import type { SignInProvider } from './sign-in-types.ts';
+
+/** A callback whose state was not started in this browser, was already used, or is stale. */
+export const SIGN_IN_STATE_REFUSED = 'this sign-in was not started in this browser, was already used, or has expired; start the sign-in again';
+
+/** A refusal the operator can act on, with the status it answers with at the edge. */
+export class SignInRefusedError extends HttpError {
+  constructor(status: number, code: string, message: string) {
+    super(status, code, message);
+  }
+}
+
+const REFUSAL_STATUS: Record<Extract<SignInJobResult, { status: 'refused' }>['reason'], number> = {
+  no_sectors: 422,
+  other_account: 409,
+  provider_refused: 400,
+  unreachable: 502,
+  not_configured: 409,
+};
+
+export type SignInServiceDeps = {
+  db: DatabasePool;
+  redis: Parameters<typeof createSignInStates>[0];
+  requester?: Pick<SignInRequester, 'exchange'>;
+  credentialsKey: Buffer;
+  connectionViews(ids: readonly string[]): Promise<ConnectionView[]>;
+  audit: AuditRecorder;
+  log: Logger;
+};
+
+export type CallbackQuery = { code?: string; state?: string; error?: string };
+
+/**
+ * Provider sign-ins from the Console (design 7.1): the forms each provider's descriptor implies, the
+ * provider's application credentials (write-only), and the OAuth authorization-code flow. The Console
+ * never talks to the provider: the code exchange runs on the sync-worker and this awaits it.
+ */
+export function createSignInService(deps: SignInServiceDeps) {
+  const states = createSignInStates(deps.redis);
+
+  function oauthProvider(kind: string): ProviderDescriptor & { oauth: NonNullable<ProviderDescriptor['oauth']> } {
+    const provider = findProvider(kind);
+    if (!provider) throw new ValidationError(`unknown provider '${kind}'; providers: ${listProviders().map((p) => p.kind).join(', ')}`);
+    if (provider.signIn !== 'oauth' || !provider.oauth) throw new ConflictError(`${provider.displayName} does not sign in at the provider (sign-in kind '${provider.signIn}')`);
+    return { ...provider, oauth: provider.oauth };
+  }
+
+  const record = (provider: string, outcome: 'ok' | 'error', args: Record<string, unknown>, requestId?: string) =>
+    deps.audit.record({ agentId: OPERATOR_AGENT_ID, tool: CONSOLE_ACTS.signIn, sector: null, decision: 'allow', args: { provider, ...args }, outcome, requestId });
+
+  return {
+    /** Every provider and how it signs in, so a page renders each sign-in from its descriptor alone. */
+    async providers(): Promise<SignInProvider[]> {
+      const apps = createSignInQueries(deps.db);
+      return Promise.all(
+        listProviders().map(async (provider): Promise<SignInProvider> => ({
+          provider: provider.kind,
+          displayName: provider.displayName,
+          signIn: provider.signIn,
+          sectors: [...provider.sectors],
+          ...(provider.credentialsSchema ? { credentialsSchema: z.toJSONSchema(provider.credentialsSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown> } : {}),
+          ...(provider.oauth
+            ? { scopes: [...provider.oauth.scopes], appSaved: (await apps.sealedApp(provider.kind)) !== null, callbackPath: `/api/connect/${provider.kind}/callback` }
+            : {}),
+        })),
+      );
+    },
+
+    /** Seals and saves the provider's client id and secret; nothing of them is ever served back. */
+    async saveApp(kind: string, app: ProviderApp, requestId?: string): Promise<void> {
+      const audit = (outcome: 'ok' | 'error') =>
+        deps.audit.record({ agentId: OPERATOR_AGENT_ID, tool: CONSOLE_ACTS.saveProviderApp, sector: null, decision: 'allow', args: { provider: kind }, outcome, requestId });
+      try {
+        const provider = oauthProvider(kind);
+        await createSignInQueries(deps.db).saveApp(provider.kind, sealCredentials(deps.credentialsKey, app, providerAppContext(provider.kind)));
+        deps.log.info({ provider: provider.kind }, 'provider application credentials saved');
+        audit('ok');
+      } catch (error) {
+        audit('error');
+        throw error;
+      }
+    },
+
+    /**
+     * Starts a sign-in: the authorize address with exactly the descriptor's scopes, PKCE S256 where the
+     * provider takes it, and a state bound to this browser by the returned cookie nonce. `signInId`
+     * renews that sign-in; `origin` is the Console's own, where the provider sends the browser back.
+     */
+    async start(kind: string, origin: string, signInId?: string): Promise<{ location: string; nonce: string }> {
+      const provider = oauthProvider(kind);
+      if ((await createSignInQueries(deps.db).sealedApp(provider.kind)) === null) {
+        throw new ConflictError(`save ${provider.displayName}'s application credentials first: PUT /api/connect/${provider.kind}/app`);
+      }
+      const app = await appClientId(provider.kind);
+      const redirectUri = `${origin}/api/connect/${provider.kind}/callback`;
+      const pkce = provider.oauth.pkce ? pkcePair() : undefined;
+      const { state, nonce } = await states.open({ provider: provider.kind, redirectUri, codeVerifier: pkce?.verifier, signInId });
+      const url = new URL(provider.oauth.authorizeUrl);
+      const params: Record<string, string> = {
+        ...provider.oauth.authorizeParams,
+        response_type: 'code',
+        client_id: app,
+        redirect_uri: redirectUri,
+        scope: provider.oauth.scopes.join(' '),
+        state,
+        ...(pkce ? { code_challenge: pkce.challenge, code_challenge_method: 'S256' } : {}),
+      };
+      for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+      return { location: url.toString(), nonce };
+    },
+
+    /**
+     * The provider sent the browser back. The state must be one this browser started, unused and fresh;
+     * then the sync-worker exchanges the code and the granted scopes decide the connections. Leaves one
+     * audit row, completed or refused; its args carry neither the code nor the state.
+     */
+    async callback(kind: string, query: CallbackQuery, nonce: string | undefined, requestId?: string) {
+      const pending = await states.take(kind, query.state, nonce);
+      if (!pending) {
+        record(kind, 'error', { refused: 'state' }, requestId);
+        throw new SignInRefusedError(400, 'sign_in_state_refused', SIGN_IN_STATE_REFUSED);
+      }
+      const renewing = pending.signInId !== undefined;
+      if (query.error !== undefined || !query.code) {
+        const reason = /^[\w.-]{1,64}$/.test(query.error ?? '') ? query.error : 'no_code';
+        record(kind, 'error', { renewing, refused: 'provider_refused', providerError: reason }, requestId);
+        throw new SignInRefusedError(400, 'provider_refused', `the provider did not grant the sign-in (${reason}); start it again`);
+      }
+      if (!deps.requester) throw new SignInRefusedError(503, 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
+      const result = await deps.requester.exchange({
+        provider: kind,
+        code: query.code,
+        codeVerifier: pending.codeVerifier,
+        redirectUri: pending.redirectUri,
+        signInId: pending.signInId,
+      });
+      if (result.status === 'refused') {
+        record(kind, 'error', { renewing, refused: result.reason }, requestId);
+        throw new SignInRefusedError(REFUSAL_STATUS[result.reason], result.reason, result.message);
+      }
+      record(kind, 'ok', { renewing, signInId: result.signInId, grantedSectors: result.grantedSectors, waiting: result.waiting }, requestId);
+      return {
+        status: 'signed_in' as const,
+        signInId: result.signInId,
+        renewed: result.renewed,
+        connections: await deps.connectionViews(result.connectionIds),
+        waiting: result.waiting,
+      };
+    },
+  };
+
+  /** The client id is not secret, but it is read only to build the authorize address, never served. */
+  async function appClientId(kind: string): Promise<string> {
+    const sealed = await createSignInQueries(deps.db).sealedApp(kind);
+    if (!sealed) throw new ConflictError('the application credentials are missing');
+    return ProviderAppSchema.parse(openCredentials(deps.credentialsKey, sealed, providerAppContext(kind))).clientId;
+  }
+}
+
+export type SignInService = ReturnType<typeof createSignInService>;

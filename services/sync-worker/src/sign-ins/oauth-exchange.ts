@@ -1,0 +1,91 @@
+import type { Job } from 'bullmq';
+import { sealCredentials } from '@pcg/shared/crypto';
+import type { DatabasePool } from '@pcg/shared/db';
+import type { Logger } from '@pcg/shared/logger';
+import { findProvider } from '@pcg/shared/providers';
+import type { OAuthExchangeJob, SignInJobResult, SyncProducer } from '@pcg/shared/queues';
+import { applyGrant, NO_SECTORS_GRANTED, OTHER_ACCOUNT } from '@pcg/shared/sign-ins';
+import { loadProviderApp, ProviderUnreachableError, readAccountId, requestToken } from './oauth-client.ts';
+
+export type OAuthExchangeDeps = {
+  db: DatabasePool;
+  credentialsKey: Buffer;
+  sync: Pick<SyncProducer, 'schedule'>;
+  log: Logger;
+  /** Timeout of one request to the provider, in milliseconds. */
+  requestTimeoutMs: number;
+};
+
+type Refused = Extract<SignInJobResult, { status: 'refused' }>;
+const refused = (reason: Refused['reason'], message: string): Refused => ({ status: 'refused', reason, message });
+
+/**
+ * Finishes an `oauth` sign-in on the sync-worker (design 7.1): exchanges the code (with the PKCE
+ * verifier) for tokens, asks the provider which account signed in, and lets the GRANTED scope list
+ * decide the connections (spec 2.5). Never throws: every end is an answer the Console shows. The code,
+ * the tokens and the client secret appear in no log line and no answer.
+ */
+export function createOAuthExchangeRunner(deps: OAuthExchangeDeps) {
+  return async function runExchange(job: Job, data: OAuthExchangeJob): Promise<SignInJobResult> {
+    const log = deps.log.child({ jobId: job.id, provider: data.provider });
+    const provider = findProvider(data.provider);
+    const oauth = provider?.oauth;
+    if (!provider || provider.signIn !== 'oauth' || !oauth) return refused('not_configured', `'${data.provider}' does not sign in with OAuth`);
+    if (Date.now() > data.deadline) return refused('unreachable', 'the sign-in expired before the sync-worker took it; start it again');
+    try {
+      const app = await loadProviderApp(deps.db, deps.credentialsKey, provider.kind);
+      if (!app) return refused('not_configured', `save ${provider.displayName}'s application credentials first`);
+      const answer = await requestToken(
+        oauth.tokenUrl,
+        {
+          grant_type: 'authorization_code',
+          code: data.code,
+          redirect_uri: data.redirectUri,
+          client_id: app.clientId,
+          client_secret: app.clientSecret,
+          ...(data.codeVerifier ? { code_verifier: data.codeVerifier } : {}),
+        },
+        deps.requestTimeoutMs,
+      );
+      if (!answer.ok) {
+        log.warn({ error: answer.error }, 'provider refused the sign-in code');
+        return refused('provider_refused', `${provider.displayName} refused the sign-in (${answer.error}); start it again`);
+      }
+      // RFC 6749 5.1: a token answer without `scope` grants exactly what was asked.
+      const grantedScopes = answer.scope === undefined ? [...oauth.scopes] : answer.scope.split(' ').filter(Boolean);
+      const sectors = oauth.sectorsOf(grantedScopes);
+      if (sectors.length === 0) return refused('no_sectors', NO_SECTORS_GRANTED);
+      const accountId = await readAccountId(oauth.account, answer.credentials.accessToken, deps.requestTimeoutMs);
+      const outcome = await applyGrant(deps.db, {
+        provider,
+        signInId: data.signInId,
+        accountId,
+        grantedScopes,
+        sectors,
+        seal: (signInId) => sealCredentials(deps.credentialsKey, answer.credentials, signInId),
+      });
+      if (outcome.outcome === 'refused') {
+        return refused(outcome.message === OTHER_ACCOUNT ? 'other_account' : outcome.message === NO_SECTORS_GRANTED ? 'no_sectors' : 'provider_refused', outcome.message);
+      }
+      // After the commit: the first run of each scheduler is the first sync.
+      for (const connection of outcome.active) {
+        await deps.sync
+          .schedule(connection.id, connection.sync_interval_minutes ?? provider.defaultSyncIntervalMinutes ?? 60)
+          .catch((error: unknown) => log.warn({ err: error, connectionId: connection.id }, 'could not schedule the new connection; the reconciler will'));
+      }
+      log.info({ signInId: outcome.signInId, renewed: outcome.renewed, sectors, waiting: outcome.waiting }, 'sign-in completed');
+      return {
+        status: 'signed_in',
+        signInId: outcome.signInId,
+        renewed: outcome.renewed,
+        connectionIds: outcome.active.map((connection) => connection.id),
+        grantedSectors: [...sectors],
+        waiting: outcome.waiting,
+      };
+    } catch (error) {
+      if (error instanceof ProviderUnreachableError) return refused('unreachable', `${error.message}; start the sign-in again`);
+      log.error({ errName: (error as Error).name }, 'sign-in failed in the sync-worker');
+      return refused('unreachable', 'the sign-in failed in the sync-worker; see its log');
+    }
+  };
+}

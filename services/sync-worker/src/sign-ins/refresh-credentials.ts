@@ -1,0 +1,23 @@
+import type { RefreshCredentials } from '../connectors/connector-types.ts';
+import { noTokenRefresh } from '../run/connector-context.ts';
+import { OAuthCredentialsSchema } from './oauth-client.ts';
+import { RefreshUnavailableError, SignInRefusedError, type TokenRefresher } from './token-refresh.ts';
+
+/**
+ * The connector context's refresh hook, answered by the sign-ins' one refresher: the connection's
+ * sign-in is refreshed (once, under its lock), with the access token the source just refused, so a
+ * token another connection already replaced is reused rather than refreshed twice.
+ */
+export function refreshThroughSignIns(refresher: Pick<TokenRefresher, 'refreshAccessToken'>): RefreshCredentials {
+  return async (connection, current) => {
+    if (!connection.signInId) return noTokenRefresh(connection, current);
+    const rejected = OAuthCredentialsSchema.safeParse(current).data?.accessToken;
+    try {
+      return { ok: true, credentials: await refresher.refreshAccessToken(connection.signInId, { rejected }) };
+    } catch (error) {
+      if (error instanceof SignInRefusedError) return { ok: false, reason: 'refused', message: error.message };
+      if (error instanceof RefreshUnavailableError) return { ok: false, reason: 'unavailable', message: error.message };
+      throw error;
+    }
+  };
+}

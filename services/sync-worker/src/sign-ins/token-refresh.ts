@@ -1,0 +1,88 @@
+import { openCredentials, sealCredentials } from '@pcg/shared/crypto';
+import { sql, type DatabasePool } from '@pcg/shared/db';
+import type { Logger } from '@pcg/shared/logger';
+import { findProvider } from '@pcg/shared/providers';
+import { createSignInQueries } from '@pcg/shared/sign-ins';
+import { SourceAuthError, SourceUnavailableError } from '../connectors/kit/source-errors.ts';
+import { loadProviderApp, OAuthCredentialsSchema, ProviderUnreachableError, requestToken, type OAuthCredentials } from './oauth-client.ts';
+
+/** The provider refused the refresh (`invalid_grant`…): the grant is gone; every connection of the sign-in now needs sign-in. */
+export class SignInRefusedError extends SourceAuthError {}
+
+/** The provider could not be reached for a refresh: nothing changed; retry later. */
+export class RefreshUnavailableError extends SourceUnavailableError {}
+
+/** A token this close to its expiry is refreshed rather than used. */
+const EXPIRY_MARGIN_MS = 60_000;
+
+export type TokenRefresherDeps = {
+  db: DatabasePool;
+  credentialsKey: Buffer;
+  log: Logger;
+  /** Timeout of the request to the provider's token endpoint, in milliseconds. */
+  requestTimeoutMs: number;
+};
+
+/**
+ * Token refresh in one place (design 7.1), for the connector context of the sync and live runners.
+ *
+ * `refreshAccessToken(signInId, { rejected })` returns the sign-in's current OAuth credentials,
+ * refreshing them at the provider only when needed: when `rejected` (the access token the source just
+ * refused with a 401) is still the stored one, or, without `rejected`, when the stored token is within
+ * a minute of its expiry. It runs under a Postgres advisory lock per sign-in, inside the transaction
+ * that writes the rotated tokens back sealed, so two connections of one sign-in refreshing at once
+ * cause one refresh: the second waits, then finds the token it was refused already replaced.
+ *
+ * Throws `SignInRefusedError` (a `SourceAuthError`) when the provider refuses the refresh: the sign-in
+ * and all its connections are then "needs sign-in". Throws `RefreshUnavailableError` (a
+ * `SourceUnavailableError`, retried with backoff) when the provider cannot be reached; nothing changes.
+ */
+export function createTokenRefresher(deps: TokenRefresherDeps) {
+  async function refreshAccessToken(signInId: string, options: { rejected?: string } = {}): Promise<OAuthCredentials> {
+    const outcome = await deps.db.transaction(async (tx) => {
+      await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`refresh:${signInId}`}, 0))`);
+      const signIns = createSignInQueries(tx);
+      const signIn = await signIns.get(signInId);
+      const sealed = await signIns.sealed(signInId);
+      if (!signIn || !sealed) return { kind: 'refused', message: 'the sign-in no longer exists' } as const;
+      if (signIn.status !== 'active') return { kind: 'refused', message: signIn.last_error ?? 'the sign-in needs to be renewed' } as const;
+      const current = OAuthCredentialsSchema.parse(openCredentials(deps.credentialsKey, sealed, signInId));
+      const stillValid = options.rejected === undefined ? current.expiresAt === null || current.expiresAt - Date.now() > EXPIRY_MARGIN_MS : current.accessToken !== options.rejected;
+      if (stillValid) return { kind: 'current', credentials: current } as const;
+
+      const provider = findProvider(signIn.provider);
+      const app = await loadProviderApp(tx, deps.credentialsKey, signIn.provider);
+      if (!provider?.oauth || !app || current.refreshToken === null) {
+        const message = `${provider?.displayName ?? signIn.provider} gave no way to renew the access`;
+        await signIns.grantGone(signInId, message);
+        return { kind: 'refused', message: message } as const;
+      }
+      const answer = await requestToken(
+        provider.oauth.tokenUrl,
+        { grant_type: 'refresh_token', refresh_token: current.refreshToken, client_id: app.clientId, client_secret: app.clientSecret },
+        deps.requestTimeoutMs,
+        current.refreshToken,
+      );
+      if (!answer.ok) {
+        const message = `${provider.displayName} refused to renew the access (${answer.error})`;
+        await signIns.grantGone(signInId, message);
+        return { kind: 'refused', message: message } as const;
+      }
+      await signIns.refreshed(signInId, sealCredentials(deps.credentialsKey, answer.credentials, signInId));
+      return { kind: 'refreshed', credentials: answer.credentials } as const;
+    }).catch((error: unknown) => {
+      if (error instanceof ProviderUnreachableError) throw new RefreshUnavailableError(`${error.message} to renew the access`);
+      throw error;
+    });
+    if (outcome.kind === 'refused') {
+      deps.log.warn({ signInId }, 'the provider refused the refresh; the sign-in needs to be renewed');
+      throw new SignInRefusedError(outcome.message);
+    }
+    if (outcome.kind === 'refreshed') deps.log.info({ signInId }, 'access token refreshed');
+    return outcome.credentials;
+  }
+
+  return { refreshAccessToken };
+}
+
+export type TokenRefresher = ReturnType<typeof createTokenRefresher>;

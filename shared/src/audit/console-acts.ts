@@ -1,0 +1,25 @@
+/**
+ * Every Console act that leaves an audit row (spec 2.3, 6): `agent_id` `operator`, decision allow,
+ * outcome ok or error, one row per act. The acts spec 6 lists as leaving none (key events, sector and
+ * deadline edits, a connection's sync window, the operator's own reads) are not here on purpose.
+ * Args of these rows never carry a credential, an OAuth code or state, an access URL or a password.
+ */
+export const CONSOLE_ACTS = {
+  createConnection: 'create_connection',
+  renameConnection: 'rename_connection',
+  pauseConnection: 'pause_connection',
+  resumeConnection: 'resume_connection',
+  removeConnection: 'remove_connection',
+  syncConnection: 'sync_connection',
+  setSyncInterval: 'set_sync_interval',
+  rotateIngestSecret: 'rotate_ingest_secret',
+  replaceCredentials: 'replace_credentials',
+  /** One row when a provider sign-in ends, completed or refused. */
+  signIn: 'sign_in',
+  saveProviderApp: 'save_provider_app',
+  setPublicOrigin: 'set_public_origin',
+  fetchLive: 'fetch_live',
+  export: 'export',
+} as const;
+
+export type ConsoleAct = (typeof CONSOLE_ACTS)[keyof typeof CONSOLE_ACTS];

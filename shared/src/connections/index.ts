@@ -1,0 +1,3 @@
+export * from './connections-types.ts';
+export * from './connection-health.ts';
+export * from './connections-queries.ts';

@@ -1,0 +1,3 @@
+export * from './sign-ins-types.ts';
+export * from './sign-ins-queries.ts';
+export * from './apply-grant.ts';

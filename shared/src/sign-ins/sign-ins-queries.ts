@@ -1,0 +1,73 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { createConnectionQueries } from '../connections/index.ts';
+import { OPERATOR_USER_ID } from '../db/operator-user.ts';
+import { SignInRowSchema, type SignInRow } from './sign-ins-types.ts';
+
+const COLUMNS = sql.fragment`
+  s.id::text AS id, s.provider, s.status, s.granted_scopes, s.account_id, s.last_refreshed_at, s.last_error, s.created_at, s.updated_at`;
+const MINE = sql.fragment`s.user_id = ${OPERATOR_USER_ID}`;
+
+/** The SQL on `sign_ins` and `provider_apps`. `db` may be a pool or a transaction. */
+export function createSignInQueries(db: CommonQueryMethods) {
+  const connections = createConnectionQueries(db);
+  const get = (id: string): Promise<SignInRow | null> =>
+    db.maybeOne(sql.type(SignInRowSchema)`SELECT ${COLUMNS} FROM sign_ins s WHERE s.id = ${id}::uuid AND ${MINE}`);
+
+  return {
+    get,
+    findByAccount: (provider: string, accountId: string) =>
+      db.maybeOne(sql.type(SignInRowSchema)`SELECT ${COLUMNS} FROM sign_ins s WHERE ${MINE} AND s.provider = ${provider} AND s.account_id = ${accountId}`),
+
+    async insert(row: { id: string; provider: string; sealed: Buffer; grantedScopes: readonly string[]; accountId: string | null }): Promise<void> {
+      await db.query(sql.unsafe`
+        INSERT INTO sign_ins (id, user_id, provider, credentials, granted_scopes, account_id)
+        VALUES (${row.id}::uuid, ${OPERATOR_USER_ID}, ${row.provider}, ${sql.binary(row.sealed)}, ${sql.array([...row.grantedScopes], 'text')}, ${row.accountId})`);
+    },
+
+    /** The sealed credentials, bound to the sign-in's id; null when there is no such sign-in. */
+    sealed: (id: string) => db.maybeOneFirst(sql.type(z.object({ credentials: z.instanceof(Buffer) }))`SELECT s.credentials FROM sign_ins s WHERE s.id = ${id}::uuid AND ${MINE}`),
+
+    /**
+     * A new grant replaces the old one in place (a re-sign-in, or a pasted token): the sign-in is
+     * active again. Scopes and account are kept when not given (a pasted token reports none).
+     */
+    async replaceCredentials(id: string, sealed: Buffer, grant: { grantedScopes?: readonly string[]; accountId?: string | null } = {}): Promise<void> {
+      await db.query(sql.unsafe`
+        UPDATE sign_ins s SET credentials = ${sql.binary(sealed)}, status = 'active', last_error = NULL,
+          granted_scopes = COALESCE(${grant.grantedScopes ? sql.array([...grant.grantedScopes], 'text') : null}::text[], granted_scopes),
+          account_id = CASE WHEN ${grant.accountId !== undefined} THEN ${grant.accountId ?? null} ELSE account_id END,
+          updated_at = now()
+        WHERE s.id = ${id}::uuid AND ${MINE}`);
+    },
+
+    /** Rotated tokens from a refresh, written back sealed. */
+    async refreshed(id: string, sealed: Buffer): Promise<void> {
+      await db.query(sql.unsafe`
+        UPDATE sign_ins s SET credentials = ${sql.binary(sealed)}, last_refreshed_at = now(), last_error = NULL, updated_at = now()
+        WHERE s.id = ${id}::uuid AND ${MINE}`);
+    },
+
+    /** The grant is gone (refused refresh, revoked token or link): the sign-in and all its connections need a new sign-in. */
+    async grantGone(id: string, message: string): Promise<void> {
+      await db.query(sql.unsafe`
+        UPDATE sign_ins s SET status = 'needs_sign_in', last_error = ${message}, updated_at = now() WHERE s.id = ${id}::uuid AND ${MINE}`);
+      await connections.signInNeeded(id, message);
+    },
+
+    /** Saves (or replaces) a provider's sealed application credentials. */
+    async saveApp(provider: string, sealed: Buffer): Promise<void> {
+      await db.query(sql.unsafe`
+        INSERT INTO provider_apps (user_id, provider, credentials) VALUES (${OPERATOR_USER_ID}, ${provider}, ${sql.binary(sealed)})
+        ON CONFLICT (user_id, provider) DO UPDATE SET credentials = EXCLUDED.credentials, updated_at = now()`);
+    },
+    sealedApp: (provider: string) =>
+      db.maybeOneFirst(sql.type(z.object({ credentials: z.instanceof(Buffer) }))`
+        SELECT credentials FROM provider_apps WHERE user_id = ${OPERATOR_USER_ID} AND provider = ${provider}`),
+  };
+}
+
+export type SignInQueries = ReturnType<typeof createSignInQueries>;
+
+/** Associated data of a provider's sealed application credentials. */
+export const providerAppContext = (provider: string) => `provider-app:${provider}`;

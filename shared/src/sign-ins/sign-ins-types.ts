@@ -1,0 +1,28 @@
+import { z } from 'zod';
+
+/** Spec 7: what the Console says when a provider's sign-in returned no scope that covers a sector. */
+export const NO_SECTORS_GRANTED = 'the sign-in granted no sectors';
+
+/** A re-sign-in that the provider reports for another account than the one the sign-in holds. */
+export const OTHER_ACCOUNT =
+  'the provider signed in another account than the one this sign-in holds; its data is kept apart: sign in with the same account, or remove these connections and connect the other account anew';
+
+export const SignInStatusSchema = z.enum(['active', 'needs_sign_in']);
+
+/** A sign-in as every process reads it; the sealed credentials are read only by `sealed()`. */
+export const SignInRowSchema = z.object({
+  id: z.string(),
+  provider: z.string(),
+  status: SignInStatusSchema,
+  granted_scopes: z.array(z.string()),
+  account_id: z.string().nullable(),
+  last_refreshed_at: z.string().nullable(),
+  last_error: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type SignInRow = z.infer<typeof SignInRowSchema>;
+
+/** A provider's application credentials (the app the operator registered with it), sealed in `provider_apps`. */
+export const ProviderAppSchema = z.object({ clientId: z.string().min(1), clientSecret: z.string().min(1) });
+export type ProviderApp = z.infer<typeof ProviderAppSchema>;
