@@ -3,6 +3,7 @@ import { loadCredentialsKey } from '@pcg/shared/crypto';
 import { describeDatabaseUrl } from '@pcg/shared/db';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import type { Logger } from '@pcg/shared/logger';
+import { createMetrics, startMetricsPublisher } from '@pcg/shared/metrics';
 import { openSyncProducer, type OpenSyncProducer } from '@pcg/shared/queues';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { SyncWorkerConfig } from './config.ts';
@@ -26,6 +27,11 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger): Pr
   const registry = createConnectorRegistry();
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
+  const metrics = createMetrics();
+  const onRun = (provider: string, outcome: 'synced' | 'failed') => {
+    metrics.syncRuns.inc({ provider });
+    if (outcome === 'failed') metrics.syncFailures.inc({ provider });
+  };
   const workers: Worker[] = [];
   let producer: OpenSyncProducer | undefined;
   let reconciler: ScheduleReconciler | undefined;
@@ -34,7 +40,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger): Pr
     producer = await openSyncProducer(config, log);
     const store = createConnectionStore(infra.db);
     const unschedule = producer.unschedule;
-    const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS };
+    const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, onRun };
     const workerOptions = { settings: config, log, lockMs: config.SYNC_LOCK_MS, backoffMs: config.SYNC_BACKOFF_MS };
     workers.push(
       startQueueWorker('sync', { sync: createSyncRunner(common) as JobHandler }, { ...workerOptions, concurrency: config.SYNC_CONCURRENCY }),
@@ -70,6 +76,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger): Pr
   const openProducer = producer;
   const openReconciler = reconciler;
   const unwatch = stopWatching;
+  const publisher = startMetricsPublisher({ redis: infra.redis, metrics, service: 'sync-worker', everyMs: config.METRICS_PUBLISH_MS, log });
   return {
     ...infra,
     address: `${describeRedisUrl(config.REDIS_URL)} (prefix ${config.REDIS_PREFIX}) -> ${describeDatabaseUrl(config.DATABASE_URL)}`,
@@ -78,6 +85,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger): Pr
       await openReconciler?.stop();
       await Promise.all(workers.map((worker) => closeWorkerGracefully(worker, config.SHUTDOWN_GRACE_MS)));
       await openProducer.close();
+      await publisher.stop();
       await infra.close();
     },
   };

@@ -17,6 +17,8 @@ export type SyncRunnerDeps = {
   log: Logger;
   /** Timeout of one request to a source. */
   requestTimeoutMs: number;
+  /** Told of every sync that reached its connector, and how it ended (for the metrics); default none. */
+  onRun?(provider: string, outcome: 'synced' | 'failed'): void;
 };
 
 /**
@@ -58,10 +60,12 @@ export function createSyncRunner(deps: SyncRunnerDeps) {
         });
         await deps.store.recordSuccess(connection.id, outcome.cursor, outcome.actions);
         log.info({ mode: outcome.mode, ...cache.counts }, 'sync finished');
+        deps.onRun?.(connection.provider, 'synced');
         return { outcome: 'synced', mode: outcome.mode, ...cache.counts } satisfies SyncJobResult;
       });
       if (result) return result;
     } catch (error) {
+      if (!controller.signal.aborted) deps.onRun?.(connection.provider, 'failed');
       return handleSyncFailure(controller.signal.aborted ? new ShutdownError() : error, job, token, connection.id, {
         store: deps.store,
         unschedule: deps.unschedule,
