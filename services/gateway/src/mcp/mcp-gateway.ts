@@ -6,8 +6,6 @@ import { createAgentEventPublisher, createAgentQueries, createKeyResolver, parse
 import type { LiveRequester } from '@pcg/shared/live';
 import type { Logger } from '@pcg/shared/logger';
 import type { Metrics } from '@pcg/shared/metrics';
-import { createQueryEngine } from '@pcg/shared/query';
-import { createActionsService, createReadService } from '@pcg/shared/reads';
 import type { Redis } from '@pcg/shared/redis';
 import type { GatewayConfig } from '../config.ts';
 import { resolveAccessToken } from '../bridge/access-tokens.ts';
@@ -21,8 +19,7 @@ import { listenForAgentEvents } from './agent-events.ts';
 import { toolListing } from './mcp-server-factory.ts';
 import { registerMcpRoutes, type CredentialResult, type InitializeRefusal } from './mcp-routes.ts';
 import { createSessionRegistry } from './session-registry.ts';
-import { actionTools } from './tools/action-tools.ts';
-import { readTools } from './tools/read-tools.ts';
+import { createToolSet } from './tools/tool-set.ts';
 
 /** Spec 8: open MCP sessions. */
 export const MAX_SESSIONS = 512;
@@ -59,9 +56,7 @@ export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayD
   const resolver = createKeyResolver({ db, log });
   const agents = createAgentQueries(db);
   const agentEvents = createAgentEventPublisher(redis, config);
-  const reads = createReadService({ db, engine: createQueryEngine({ db }), audit, log, serviceName: config.SERVICE_NAME, live, now });
-  const actions = createActionsService({ db, audit, log, live, now });
-  const tools = [...readTools(reads), ...actionTools(actions)];
+  const tools = createToolSet({ db, audit, log, serviceName: config.SERVICE_NAME, live, now });
   const registry = createSessionRegistry({ maxSessions: MAX_SESSIONS, idleMs: config.MCP_SESSION_IDLE_MS, log });
   metrics.watchSessions(() => registry.size);
 
