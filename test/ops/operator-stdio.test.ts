@@ -37,7 +37,7 @@ describe('pcg mcp: the operator\'s stdio session (spec 5)', () => {
     try {
       await client.connect(transport);
     } catch (error) {
-      throw new Error(`pcg mcp did not start: ${String(error)}\n${stderr}`);
+      throw new Error(`pcg mcp did not start: ${String(error)}\n${stderr}`, { cause: error });
     }
 
     const { tools } = await client.listTools();
