@@ -95,8 +95,13 @@ describe('an MCP session and the grant it holds', () => {
 describe('the transports offered to agents', () => {
   it('is Streamable HTTP only: the gateway builds no stdio transport', async () => {
     const src = path.resolve(import.meta.dirname, '../../services/gateway/src');
-    const files = (await readdir(src, { recursive: true })).filter((name) => name.endsWith('.ts'));
+    // The operator's own stdio session (spec 5, `pcg mcp`) lives in src/stdio and is never part of the agent port:
+    // nothing else in the gateway imports it.
+    const all = (await readdir(src, { recursive: true })).filter((name) => name.endsWith('.ts'));
+    const files = all.filter((name) => !name.startsWith(`stdio${path.sep}`));
+    expect(files.length).toBeLessThan(all.length);
     const texts = await Promise.all(files.map((name) => readFile(path.join(src, name), 'utf8')));
+    expect(texts.filter((text) => /from ['"][./]*\/?stdio\//.test(text))).toEqual([]);
     const sdkServerImports = texts.flatMap((text) => [...text.matchAll(/['"]@modelcontextprotocol\/sdk\/server\/([\w./-]+)['"]/g)].map((match) => match[1]));
     expect(new Set(sdkServerImports)).toEqual(new Set(['index.js', 'streamableHttp.js']));
     expect(texts.filter((text) => /Stdio\w*Transport/i.test(text))).toEqual([]);

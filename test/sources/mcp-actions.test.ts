@@ -67,7 +67,7 @@ describe('list_actions through the tool (spec 4.2)', () => {
     expect(parsed(await financeAgent.callTool({ name: 'list_actions', arguments: {} }))).toEqual({ actions: [] });
     const named = (await financeAgent.callTool({ name: 'list_actions', arguments: { sector: 'home' } })) as ToolAnswer;
     expect(named).toMatchObject({ isError: true, content: [{ type: 'text', text: "access denied: sector 'home' is not granted to this agent (granted: finance)" }] });
-    expect((await rowsOf('list_actions')).at(-1)).toMatchObject({ agentId: 'finance-agent', decision: 'deny', sector: 'home', denyReason: 'sector not granted' });
+    expect((await collectQueuedAuditRows(testEnv.redis, 2, (row) => row.tool === 'list_actions')).at(-1)).toMatchObject({ agentId: 'finance-agent', decision: 'deny', sector: 'home', denyReason: 'sector not granted' });
   });
 });
 

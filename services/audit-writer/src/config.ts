@@ -1,9 +1,10 @@
-import { auditConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
+import { auditConfig, dbConfig, logConfig, metricsConfig, redisConfig } from '@pcg/shared/config';
 
 export const auditWriterConfigSchema = logConfig.extend({
   ...dbConfig.shape,
   ...redisConfig.shape,
   ...auditConfig.shape,
+  ...metricsConfig.shape,
 });
 
 export type AuditWriterConfig = ReturnType<typeof auditWriterConfigSchema.parse>;

@@ -1,6 +1,7 @@
 import { describeDatabaseUrl } from '@pcg/shared/db';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import type { Logger } from '@pcg/shared/logger';
+import { createMetrics, startMetricsPublisher } from '@pcg/shared/metrics';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { AuditWriterConfig } from './config.ts';
 import { loadSequenceMarks } from './sequence-marks.ts';
@@ -27,12 +28,16 @@ export async function startAuditWriter(config: AuditWriterConfig, log: Logger): 
   }
   const writer = createAuditWriter({ db: infra.db, redis: infra.redis, log, flushMs: config.AUDIT_FLUSH_MS, marks });
   writer.start();
+  const metrics = createMetrics();
+  metrics.watchAuditWriter(() => writer.stats().written);
+  const publisher = startMetricsPublisher({ redis: infra.redis, metrics, service: 'audit-writer', everyMs: config.METRICS_PUBLISH_MS, log });
   return {
     ...infra,
     writer,
     address: `${describeRedisUrl(config.REDIS_URL)} (prefix ${config.REDIS_PREFIX}) -> ${describeDatabaseUrl(config.DATABASE_URL)}`,
     async close() {
       await writer.close();
+      await publisher.stop();
       await infra.close();
     },
   };

@@ -7,6 +7,7 @@ import { createAgentEventPublisher, createAgentService, createKeyResolver } from
 import { createHttpApp, registerJsonErrorHandler } from '@pcg/shared/http';
 import type { LiveRequester } from '@pcg/shared/live';
 import type { Logger } from '@pcg/shared/logger';
+import { createMetrics, type Metrics } from '@pcg/shared/metrics';
 import { createQueryEngine } from '@pcg/shared/query';
 import type { SignInRequester, SyncProducer } from '@pcg/shared/queues';
 import { createReadService } from '@pcg/shared/reads';
@@ -22,6 +23,7 @@ import { registerConnectionRoutes } from './routes/connections.ts';
 import { createSignInService } from './sign-ins/sign-in-service.ts';
 import { registerHealthzRoute } from './routes/healthz.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
+import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerMirrorRoutes } from './routes/mirror.ts';
 import { registerOperatorReadRoutes } from './routes/operator-reads.ts';
 import { registerSettingsRoutes } from './routes/settings.ts';
@@ -44,9 +46,11 @@ export type ConsoleAppDeps = {
    * them those routes are absent. `signIns` awaits code exchanges on the sync-worker.
    */
   sources?: { sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>; credentialsKey: Buffer; signIns?: Pick<SignInRequester, 'exchange'> };
+  /** This process's counters, served with the other processes' on `/metrics`; default a new set. */
+  metrics?: Metrics;
 };
 
-export function buildApp({ config, log, db, redis, now, live, audit: givenAudit, sources }: ConsoleAppDeps): FastifyInstance {
+export function buildApp({ config, log, db, redis, now, live: givenLive, audit: givenAudit, sources, metrics = createMetrics() }: ConsoleAppDeps): FastifyInstance {
   // Node answers a Host-less HTTP/1.1 request with its own 400 unless told not to; the Host check
   // answers it with the 403 of spec 5 instead.
   const app = createHttpApp(log, { serverFactory: (handler) => createServer({ requireHostHeader: false }, handler) });
@@ -60,8 +64,10 @@ export function buildApp({ config, log, db, redis, now, live, audit: givenAudit,
     const producer = createAuditProducer({ redis, db, source: 'console', settings: config, log });
     // Rows still being pushed to Redis are written before the connections close.
     app.addHook('onClose', async () => producer.drain());
+    metrics.watchAuditProducer(producer);
     audit = producer;
   }
+  const live = givenLive && metrics.timedLive(givenLive);
   const agents = createAgentService({ db, events: createAgentEventPublisher(redis, config), log, now });
   const resolver = createKeyResolver({ db, log });
   const reads = createReadService({ db, engine: createQueryEngine({ db }), audit, log, serviceName: config.SERVICE_NAME, live, now });
@@ -72,6 +78,7 @@ export function buildApp({ config, log, db, redis, now, live, audit: givenAudit,
   registerMirrorRoutes(app, { reads, resolveAuthorization: (header) => resolver.resolveAuthorization(header, now?.()) });
   registerOperatorReadRoutes(app, { reads });
   registerStatusRoute(app, { db, redis, settings: config, log });
+  registerMetricsRoute(app, { db, redis, metrics, log });
   registerSettingsRoutes(app, { settings: createSettingsService({ db, events: createSettingsEventPublisher(redis, config), audit, log }) });
   if (sources) {
     const deps = createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { agentPortConfig, auditConfig, bindConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
+import { agentPortConfig, auditConfig, bindConfig, dbConfig, logConfig, metricsConfig, redisConfig } from '@pcg/shared/config';
 import { liveConfig } from '@pcg/shared/queues';
 
 /** The longest replay grace allowed: seconds, not minutes, so a stolen spent token stays near useless. */
@@ -26,6 +26,7 @@ export const gatewayConfigSchema = logConfig.extend({
   ...auditConfig.shape,
   ...liveConfig.shape,
   ...bridgeConfig.shape,
+  ...metricsConfig.shape,
 });
 
 export type GatewayConfig = ReturnType<typeof gatewayConfigSchema.parse>;

@@ -1,5 +1,6 @@
 import type { Logger } from '@pcg/shared/logger';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
+import { createMetrics, startMetricsPublisher, type Metrics } from '@pcg/shared/metrics';
 import { createLiveRequester } from '@pcg/shared/queues';
 import { startHeartbeat } from '@pcg/shared/status';
 import { buildApp } from './app.ts';
@@ -15,6 +16,8 @@ export type RunningGateway = Infrastructure & {
   sessions: SessionRegistry;
   /** The OAuth bridge's switch; `reload()` reads the saved public origin again. */
   bridge: BridgeSwitch;
+  /** This process's counters, published to Redis for the Console's `/metrics`. */
+  metrics: Metrics;
 };
 
 /** Opens the parts in order; if one fails, closes what was opened, newest first, and rethrows. */
@@ -31,6 +34,7 @@ async function openInOrder<T>(steps: (opened: Array<{ close(): Promise<void> }>)
 /** `now` is the gateway's clock (key deadlines, the refusal cap's windows); tests move it. Default: the real one. */
 export async function startGateway(config: GatewayConfig, log: Logger, options: { now?: () => Date } = {}): Promise<RunningGateway> {
   const app = buildApp({ log, trustedProxies: config.MCP_TRUSTED_PROXIES });
+  const metrics = createMetrics();
   const { infra, live, bridge, mcp, address } = await openInOrder(async (opened) => {
     const infra = await openInfrastructure(config, 'gateway', log);
     opened.push(infra);
@@ -38,17 +42,19 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     opened.push(live);
     const bridge = await openBridgeSwitch({ db: infra.db, settings: config, log });
     opened.push(bridge);
-    const mcp = await registerMcpGateway(app, { config, log, db: infra.db, redis: infra.redis, live, bridge, now: options.now });
+    const mcp = await registerMcpGateway(app, { config, log, db: infra.db, redis: infra.redis, live, bridge, metrics, now: options.now });
     opened.push(mcp);
     const address = await app.listen({ host: config.BIND_HOST, port: config.MCP_HTTP_PORT });
     return { infra, live, bridge, mcp, address };
   });
   const heartbeat = startHeartbeat(infra.redis, () => ({ address: `${address}/mcp`, sessions: mcp.registry.size }));
+  const publisher = startMetricsPublisher({ redis: infra.redis, metrics, service: 'gateway', everyMs: config.METRICS_PUBLISH_MS, log });
   return {
     ...infra,
     address,
     sessions: mcp.registry,
     bridge,
+    metrics,
     async close() {
       // Stop taking requests, end the sessions (their streams would hold app.close open), then release.
       await heartbeat.stop();
@@ -57,6 +63,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
       await closing;
       await bridge.close();
       await live.close();
+      await publisher.stop();
       await infra.close();
     },
   };

@@ -1,4 +1,4 @@
-import { dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
+import { dbConfig, logConfig, metricsConfig, redisConfig } from '@pcg/shared/config';
 import { credentialsConfig } from '@pcg/shared/crypto';
 import { z } from 'zod';
 
@@ -8,6 +8,7 @@ export const syncWorkerConfigSchema = logConfig.extend({
   ...dbConfig.shape,
   ...redisConfig.shape,
   ...credentialsConfig.shape,
+  ...metricsConfig.shape,
   /** Timeout of one request to a source, in milliseconds; default 30000. */
   SOURCE_TIMEOUT_MS: ms(30_000, 100),
   /** Syncs run at once; default 4. */

@@ -3,6 +3,7 @@ import { loadCredentialsKey } from '@pcg/shared/crypto';
 import { describeDatabaseUrl } from '@pcg/shared/db';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import type { Logger } from '@pcg/shared/logger';
+import { createMetrics, startMetricsPublisher } from '@pcg/shared/metrics';
 import { openSyncProducer, type OpenSyncProducer } from '@pcg/shared/queues';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { SyncWorkerConfig } from './config.ts';
@@ -39,6 +40,11 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
   const registry = createConnectorRegistry(options.connectors);
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
+  const metrics = createMetrics();
+  const onRun = (provider: string, outcome: 'synced' | 'failed') => {
+    metrics.syncRuns.inc({ provider });
+    if (outcome === 'failed') metrics.syncFailures.inc({ provider });
+  };
   const workers: Worker[] = [];
   let producer: OpenSyncProducer | undefined;
   let reconciler: ScheduleReconciler | undefined;
@@ -48,7 +54,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
     const store = createConnectionStore(infra.db);
     const unschedule = producer.unschedule;
     const refreshCredentials = options.refreshCredentials ?? refreshThroughSignIns(createTokenRefresher({ db: infra.db, credentialsKey, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS }));
-    const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, refreshCredentials };
+    const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, refreshCredentials, onRun };
     const workerOptions = { settings: config, log, lockMs: config.SYNC_LOCK_MS, backoffMs: config.SYNC_BACKOFF_MS };
     workers.push(
       startQueueWorker('sync', { sync: createSyncRunner(common) as JobHandler }, { ...workerOptions, concurrency: config.SYNC_CONCURRENCY }),
@@ -91,6 +97,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
   const openProducer = producer;
   const openReconciler = reconciler;
   const unwatch = stopWatching;
+  const publisher = startMetricsPublisher({ redis: infra.redis, metrics, service: 'sync-worker', everyMs: config.METRICS_PUBLISH_MS, log });
   return {
     ...infra,
     address: `${describeRedisUrl(config.REDIS_URL)} (prefix ${config.REDIS_PREFIX}) -> ${describeDatabaseUrl(config.DATABASE_URL)}`,
@@ -99,6 +106,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
       await openReconciler?.stop();
       await Promise.all(workers.map((worker) => closeWorkerGracefully(worker, config.SHUTDOWN_GRACE_MS)));
       await openProducer.close();
+      await publisher.stop();
       await infra.close();
     },
   };

@@ -85,3 +85,8 @@ export const dataDirConfig = z.object({
   /** Where the launcher keeps embedded Postgres, Redis and the generated credentials key; default ./data. */
   DATA_DIR: z.string().min(1).default('data'),
 });
+
+export const metricsConfig = z.object({
+  /** How often a process publishes its counters for the Console's `/metrics`, in milliseconds; default 5000. */
+  METRICS_PUBLISH_MS: positiveInt.default(5_000),
+});

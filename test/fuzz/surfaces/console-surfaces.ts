@@ -109,6 +109,7 @@ export function adminSurface(): Surface {
           fc.constant({ method: 'GET', path: '/api/operator/context' }),
           queryString(['sector']).map((query) => ({ method: 'GET', path: `/api/operator/schema?${query}` })),
           fc.constant({ method: 'GET', path: '/api/status' }),
+          fc.constant({ method: 'GET', path: '/metrics' }),
           fc.constant({ method: 'GET', path: '/healthz' }),
         )
         .map((route): FuzzRequest => ({ port: 'console', method: route.method, path: route.path, headers: 'body' in route ? JSON_HEADERS : {}, body: 'body' in route ? route.body : undefined }));

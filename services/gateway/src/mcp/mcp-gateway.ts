@@ -5,8 +5,7 @@ import { loadOrCreateSecret } from '@pcg/shared/db';
 import { createAgentEventPublisher, createAgentQueries, createKeyResolver, parseBearer } from '@pcg/shared/grants';
 import type { LiveRequester } from '@pcg/shared/live';
 import type { Logger } from '@pcg/shared/logger';
-import { createQueryEngine } from '@pcg/shared/query';
-import { createActionsService, createReadService } from '@pcg/shared/reads';
+import type { Metrics } from '@pcg/shared/metrics';
 import type { Redis } from '@pcg/shared/redis';
 import type { GatewayConfig } from '../config.ts';
 import { resolveAccessToken } from '../bridge/access-tokens.ts';
@@ -20,8 +19,7 @@ import { listenForAgentEvents } from './agent-events.ts';
 import { toolListing } from './mcp-server-factory.ts';
 import { registerMcpRoutes, type CredentialResult, type InitializeRefusal } from './mcp-routes.ts';
 import { createSessionRegistry } from './session-registry.ts';
-import { actionTools } from './tools/action-tools.ts';
-import { readTools } from './tools/read-tools.ts';
+import { createToolSet } from './tools/tool-set.ts';
 
 /** Spec 8: open MCP sessions. */
 export const MAX_SESSIONS = 512;
@@ -34,6 +32,8 @@ export type McpGatewayDeps = {
   live?: LiveRequester;
   /** The OAuth bridge's on/off switch (the saved public origin). */
   bridge: BridgeSwitch;
+  /** Where tool calls, their latency, live reads, sessions and bridge tokens are counted. */
+  metrics: Metrics;
   now?: () => Date;
 };
 
@@ -46,17 +46,19 @@ const FORM_KEY_SETTING = 'bridge_form_key';
  * `close` ends every session and writes what the audit producer still holds.
  */
 export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayDeps) {
-  const { config, log, db, redis, live, now, bridge } = deps;
+  const { config, log, db, redis, now, bridge, metrics } = deps;
   const clock = now ?? (() => new Date());
-  const audit = createAuditProducer({ redis, db, source: 'gateway', settings: config, log });
+  const producer = createAuditProducer({ redis, db, source: 'gateway', settings: config, log });
+  metrics.watchAuditProducer(producer);
+  const audit = metrics.countingRecorder(producer);
+  const live = deps.live && metrics.timedLive(deps.live);
   const throttle = createRefusalThrottle({ redis, recorder: audit, log, now: () => clock().getTime() });
   const resolver = createKeyResolver({ db, log });
   const agents = createAgentQueries(db);
   const agentEvents = createAgentEventPublisher(redis, config);
-  const reads = createReadService({ db, engine: createQueryEngine({ db }), audit, log, serviceName: config.SERVICE_NAME, live, now });
-  const actions = createActionsService({ db, audit, log, live, now });
-  const tools = [...readTools(reads), ...actionTools(actions)];
+  const tools = createToolSet({ db, audit, log, serviceName: config.SERVICE_NAME, live, now });
   const registry = createSessionRegistry({ maxSessions: MAX_SESSIONS, idleMs: config.MCP_SESSION_IDLE_MS, log });
+  metrics.watchSessions(() => registry.size);
 
   /** An agent key, or a bridge access token (`pcgat_`) for the same grant row. */
   async function resolveCredential(header: string | undefined): Promise<CredentialResult> {
@@ -87,7 +89,7 @@ export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayD
 
   registerMcpRoutes(app, {
     registry,
-    server: { serviceName: config.SERVICE_NAME, tools, listing: toolListing(tools), log },
+    server: { serviceName: config.SERVICE_NAME, tools, listing: toolListing(tools), log, timeTool: (tool) => metrics.toolSeconds.startTimer({ tool }) },
     resolveAuthorization: resolveCredential,
     challenge: (refused) => {
       const endpoints = bridge.current();

@@ -33,6 +33,8 @@ export type McpServerDeps = {
   tools: readonly ToolDef[];
   listing: readonly Tool[];
   log: Logger;
+  /** Starts timing one tool call; the returned function ends it (for the latency histogram). Default none. */
+  timeTool?(tool: string): () => void;
 };
 
 /**
@@ -51,6 +53,7 @@ export function createMcpServer(deps: McpServerDeps, grant: Grant): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
     if (!tool) return errorResult(`unknown tool '${request.params.name}'; the tools are ${[...byName.keys()].join(', ')}`);
+    const done = deps.timeTool?.(tool.name);
     try {
       const requestId = `${extra.sessionId ?? 'session'}:${String(extra.requestId)}`;
       const result = await tool.handler(request.params.arguments ?? {}, { kind: 'agent', grant, requestId });
@@ -59,6 +62,8 @@ export function createMcpServer(deps: McpServerDeps, grant: Grant): Server {
       if (error instanceof HttpError) return errorResult(error.message);
       deps.log.error({ err: error, tool: tool.name }, 'tool failed');
       return errorResult(`${tool.name} failed; try again later`);
+    } finally {
+      done?.();
     }
   });
   return server;

@@ -21,6 +21,8 @@ export type SyncRunnerDeps = {
   requestTimeoutMs: number;
   /** Token refresh of a connection's sign-in; default: refused. */
   refreshCredentials?: RefreshCredentials;
+  /** Told of every sync that reached its connector, and how it ended (for the metrics); default none. */
+  onRun?(provider: string, outcome: 'synced' | 'failed'): void;
 };
 
 /**
@@ -55,10 +57,12 @@ export function createSyncRunner(deps: SyncRunnerDeps) {
         const outcome = await withTokenRefresh(context, () => syncWithResync(context, sync, connector?.provider.objects ?? []));
         await deps.store.recordSuccess(connection.id, outcome.cursor, outcome.actions);
         log.info({ mode: outcome.mode, ...context.cache.counts }, 'sync finished');
+        deps.onRun?.(connection.provider, 'synced');
         return { outcome: 'synced', mode: outcome.mode, ...context.cache.counts } satisfies SyncJobResult;
       });
       if (result) return result;
     } catch (error) {
+      if (!controller.signal.aborted) deps.onRun?.(connection.provider, 'failed');
       return failures.sync(controller.signal.aborted ? new ShutdownError() : error, job, token, connection.id);
     } finally {
       signal?.removeEventListener('abort', onAbort);

@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import { AggregatorRegistry, Counter, Gauge, type PrometheusContentType, type Registry } from 'prom-client';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { AUDIT_DROP_REASONS, readAuditDrops, readAuditQueueDepth, type AuditDropReason } from '@pcg/shared/audit';
+import type { Logger } from '@pcg/shared/logger';
+import { readPublishedMetrics, type Metrics } from '@pcg/shared/metrics';
+import type { Redis } from '@pcg/shared/redis';
+import { readPart, readRedisPart } from '@pcg/shared/status';
+
+const DataAgeRow = z.object({ id: z.string(), sector: z.string(), provider: z.string(), age_seconds: z.number() });
+
+/** Adds one gauge to the scrape's registry, its values read just now. */
+function gauge(registry: Registry, name: string, help: string, labelNames: string[], values: Array<{ labels: Record<string, string>; value: number }>): void {
+  const metric = new Gauge({ name, help, labelNames, registers: [registry] });
+  for (const { labels, value } of values) metric.set(labels, value);
+}
+
+/**
+ * GET /metrics (Prometheus text format), behind the Host check like every Console route. The counters of
+ * the other processes come from the snapshots they publish to Redis, added up with the Console's own;
+ * what is durable or shared is read at scrape time: rows dropped (Postgres `audit_drops`, across every
+ * process and restart), the audit queue depth (Redis) and each connection's data age (Postgres). A store
+ * that is down leaves its metrics out of this scrape rather than failing it.
+ */
+export function registerMetricsRoute(app: FastifyInstance, deps: { db: DatabasePool; redis: Redis; metrics: Metrics; log: Logger }): void {
+  app.get('/metrics', async (_request, reply) => {
+    const [published, depth, drops, ages] = await Promise.all([
+      readRedisPart(deps.redis, () => readPublishedMetrics(deps.redis)),
+      readRedisPart(deps.redis, () => readAuditQueueDepth(deps.redis)),
+      readPart('postgres', () => readAuditDrops(deps.db)),
+      readPart('postgres', () =>
+        deps.db.any(sql.type(DataAgeRow)`
+          SELECT id::text AS id, sector, provider, extract(epoch FROM now() - last_synced_at)::float8 AS age_seconds
+          FROM connections WHERE user_id = 1 AND last_synced_at IS NOT NULL ORDER BY id`),
+      ),
+    ]);
+    const snapshots = published.ok ? published.value : [];
+    const registry = AggregatorRegistry.aggregate<PrometheusContentType>([await deps.metrics.registry.getMetricsAsJSON(), ...snapshots.map((snapshot) => snapshot.metrics)]);
+    const processes = new Map<string, number>([['console', 1]]);
+    for (const { service } of snapshots) processes.set(service, (processes.get(service) ?? 0) + 1);
+    gauge(registry, 'pcg_metrics_processes', 'Processes whose counters this scrape adds up, by service.', ['service'], [...processes].map(([service, value]) => ({ labels: { service }, value })));
+    if (depth.ok) gauge(registry, 'pcg_audit_queue_depth', 'Audit rows waiting in the Redis queue.', [], [{ labels: {}, value: depth.value }]);
+    if (drops.ok) {
+      // A fresh counter each scrape, set to the durable total.
+      const dropped = new Counter({ name: 'pcg_audit_rows_dropped_total', help: 'Audit rows dropped since the database was created, by reason.', labelNames: ['reason'], registers: [registry] });
+      for (const [reason, rows] of Object.entries(drops.value) as Array<[AuditDropReason, number]>) dropped.inc({ reason: AUDIT_DROP_REASONS[reason] }, rows);
+    }
+    if (ages.ok) {
+      gauge(registry, 'pcg_connection_data_age_seconds', 'Seconds since each connection last synced (never-synced connections are absent).', ['connection', 'sector', 'provider'],
+        ages.value.map((row) => ({ labels: { connection: row.id, sector: row.sector, provider: row.provider }, value: Math.max(0, row.age_seconds) })));
+    }
+    if (!published.ok || !depth.ok || !drops.ok || !ages.ok) deps.log.warn('metrics scraped with a store down; its metrics are left out');
+    return reply.header('content-type', registry.contentType).send(await registry.metrics());
+  });
+}

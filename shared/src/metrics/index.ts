@@ -1,0 +1,2 @@
+export * from './metrics-catalogue.ts';
+export * from './metrics-publisher.ts';

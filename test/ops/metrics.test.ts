@@ -1,0 +1,112 @@
+import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@pcg/shared/db';
+import { useTestEnvironment, waitFor } from '@pcg/testkit/testing';
+import { connectAgent } from '../../services/gateway/test/gateway-harness.ts';
+import { startConsoleAndGateway } from './ops-harness.ts';
+
+const testEnv = useTestEnvironment();
+let stack: Awaited<ReturnType<typeof startConsoleAndGateway>>;
+
+beforeAll(async () => {
+  // Published every 200 ms so a test sees a tool call quickly; the default is every 5 s.
+  stack = await startConsoleAndGateway(testEnv, { METRICS_PUBLISH_MS: '200' });
+});
+afterAll(async () => stack.close());
+
+type Scrape = ParsedFamily[] & { text: string };
+
+async function scrape(): Promise<Scrape> {
+  const response = await fetch(`${stack.console.address}/metrics`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  const text = await response.text();
+  return Object.assign(parsePrometheusTextFormat(text), { text });
+}
+
+/**
+ * One sample line read from the text itself: the parser folds a histogram's series into one and drops
+ * their labels, so a labelled histogram's `_count` is read here.
+ */
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
+const family = (families: ParsedFamily[], name: string) => families.find((candidate) => candidate.name === name);
+function valueOf(families: ParsedFamily[], name: string, labels: Record<string, string> = {}): number | undefined {
+  const metric = family(families, name)?.metrics.find((candidate) => Object.entries(labels).every(([key, value]) => candidate.labels?.[key] === value));
+  return metric && 'value' in metric ? Number(metric.value) : undefined;
+}
+
+describe('GET /metrics on the Console port', () => {
+  it('serves every metric the issue names in Prometheus text format', async () => {
+    await testEnv.db.query(sql.unsafe`
+      INSERT INTO connections (user_id, sector, provider, display_name, status, last_synced_at)
+      VALUES (1, 'home', 'home_assistant', 'Hub', 'active', now() - interval '90 seconds')`);
+    const families = await waitFor(async () => {
+      const scraped = await scrape();
+      return valueOf(scraped, 'pcg_metrics_processes', { service: 'gateway' }) === 1 ? scraped : undefined;
+    }, 10_000, 'the gateway to publish its metrics');
+    const names = families.map((candidate) => candidate.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'pcg_mcp_sessions_open',
+        'pcg_tool_calls_total',
+        'pcg_tool_duration_seconds',
+        'pcg_audit_rows_queued_total',
+        'pcg_audit_rows_written_total',
+        'pcg_audit_rows_dropped_total',
+        'pcg_audit_queue_depth',
+        'pcg_sync_runs_total',
+        'pcg_sync_failures_total',
+        'pcg_connection_data_age_seconds',
+        'pcg_live_request_duration_seconds',
+        'pcg_bridge_tokens_issued_total',
+        'pcg_bridge_tokens_refused_total',
+      ]),
+    );
+    expect(family(families, 'pcg_tool_duration_seconds')?.type).toBe('HISTOGRAM');
+    expect(valueOf(families, 'pcg_audit_rows_dropped_total', { reason: 'queue_overflow' })).toBe(0);
+    expect(valueOf(families, 'pcg_connection_data_age_seconds', { sector: 'home', provider: 'home_assistant' })).toBeGreaterThanOrEqual(90);
+  });
+
+  it('moves the tool-call counter, the latency histogram and the session gauge after a tool call through /mcp', async () => {
+    const created = await fetch(`${stack.console.address}/api/agents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'metered', sectors: ['home'] }),
+    });
+    const { key } = (await created.json()) as { key: string };
+    const before = await scrape();
+    const calls = (families: ParsedFamily[]) => valueOf(families, 'pcg_tool_calls_total', { tool: 'describe_context', decision: 'allow' }) ?? 0;
+    const denied = (families: ParsedFamily[]) => valueOf(families, 'pcg_tool_calls_total', { tool: 'query', decision: 'deny' }) ?? 0;
+
+    const { client } = await connectAgent(stack.gateway.address, key);
+    await client.callTool({ name: 'describe_context', arguments: {} });
+    await client.callTool({ name: 'query', arguments: { object: 'finance.transaction' } });
+    const timed = (scraped: Scrape) => sample(scraped.text, 'pcg_tool_duration_seconds_count{tool="describe_context"}');
+    // The counter moves when the row is recorded, the histogram when the answer is sent: wait for both.
+    const after = await waitFor(async () => {
+      const scraped = await scrape();
+      return calls(scraped) === calls(before) + 1 && denied(scraped) === denied(before) + 1 && timed(scraped) === timed(before) + 1 ? scraped : undefined;
+    }, 10_000, 'the tool-call counter and the latency histogram to move');
+    expect(valueOf(after, 'pcg_mcp_sessions_open')).toBe(1);
+    await waitFor(async () => ((valueOf(await scrape(), 'pcg_audit_rows_queued_total') ?? 0) >= 2 ? true : undefined), 10_000, 'the queued audit rows to be counted');
+    await client.close();
+  });
+
+  it('is behind the Host check like the rest of the Console', async () => {
+    const url = new URL(`${stack.console.address}/metrics`);
+    const { request } = await import('node:http');
+    const status = await new Promise<number>((resolve, reject) => {
+      request({ host: url.hostname, port: url.port, path: '/metrics', headers: { host: 'evil.example' } }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      })
+        .on('error', reject)
+        .end();
+    });
+    expect(status).toBe(403);
+  });
+});
