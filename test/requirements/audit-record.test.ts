@@ -7,7 +7,7 @@ import { createAuditProducer, insertAuditRows, QueuedAuditRowSchema, takeAuditBa
 import { upsertRecords } from '@pcg/shared/cache';
 import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
-import { createCapturingLogger, createTestAgent, insertTestConnection, takeQueuedAuditRows, useTestEnvironment } from '@pcg/testkit/testing';
+import { collectQueuedAuditRows, createCapturingLogger, createTestAgent, insertTestConnection, takeQueuedAuditRows, useTestEnvironment } from '@pcg/testkit/testing';
 import { auditWriterConfigSchema } from '../../services/audit-writer/src/config.ts';
 import { buildApp } from '../../services/console/src/app.ts';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
@@ -75,7 +75,7 @@ describe('the read mirror', () => {
     await app.inject({ method: 'POST', url: '/api/query', headers: bearer, payload: { object: 'finance.transaction' } });
     await app.inject({ method: 'GET', url: `/api/records/finance/${row?.id}`, headers: bearer });
     await app.inject({ method: 'POST', url: '/api/fetch_live', headers: bearer, payload: { object: 'home.entity' } });
-    const rows = await takeQueuedAuditRows(testEnv.redis);
+    const rows = await collectQueuedAuditRows(testEnv.redis, 5);
     expect(rows.map((entry) => [entry.agentId, entry.tool, entry.decision, entry.outcome])).toEqual([
       ['mirror-reader', 'describe_context', 'allow', 'ok'],
       ['mirror-reader', 'get_schema', 'allow', 'ok'],

@@ -25,11 +25,29 @@ export async function readPart<T>(down: Dependency, read: () => Promise<T>, time
   }
 }
 
+/** How long a status read waits for a Redis client that is not connected yet (at start, or mid-reconnect). */
+export const REDIS_READY_GRACE_MS = 500;
+
+function becomesReady(redis: Redis, withinMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const ready = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      redis.off('ready', ready);
+      resolve(false);
+    }, withinMs);
+    redis.once('ready', ready);
+  });
+}
+
 /**
- * A read that needs Redis: refused at once while the client is not connected, rather than waiting in the
- * client's offline queue for a reconnect that may be seconds away.
+ * A read that needs Redis. A client that is not connected gets a short grace (a process just started is
+ * still connecting), then the read is refused rather than left waiting in the client's offline queue for
+ * a reconnect that may be seconds away.
  */
-export function readRedisPart<T>(redis: Redis, read: () => Promise<T>): Promise<PartResult<T>> {
-  if (redis.status !== 'ready') return Promise.resolve({ ok: false, down: 'redis' });
+export async function readRedisPart<T>(redis: Redis, read: () => Promise<T>): Promise<PartResult<T>> {
+  if (redis.status !== 'ready' && !(await becomesReady(redis, REDIS_READY_GRACE_MS))) return { ok: false, down: 'redis' };
   return readPart('redis', read);
 }
