@@ -14,12 +14,13 @@ import type { Redis } from '@pcg/shared/redis';
 import { createSettingsEventPublisher, createSettingsService } from '@pcg/shared/settings';
 import type { ConsoleConfig } from './config.ts';
 import { createSourcesDeps } from './connections/index.ts';
+import { answerFrameworkErrors, MAX_PATH_PARAM_LENGTH } from './framework-errors.ts';
 import { registerHostCheck } from './host-check/host-check.ts';
 import { registerAgentRoutes } from './routes/agents.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { registerConnectionRoutes } from './routes/connections.ts';
 import { registerHealthzRoute } from './routes/healthz.ts';
-import { registerIngestRoutes } from './routes/ingest.ts';
+import { refuseUndecodablePush, registerIngestRoutes } from './routes/ingest.ts';
 import { registerMirrorRoutes } from './routes/mirror.ts';
 import { registerOperatorReadRoutes } from './routes/operator-reads.ts';
 import { registerSettingsRoutes } from './routes/settings.ts';
@@ -41,22 +42,32 @@ export type ConsoleAppDeps = {
   sources?: { sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>; credentialsKey: Buffer };
 };
 
+/** The Console's own audit producer, when none is handed in; `drain` writes what it still holds. */
+function ownAuditProducer({ config, log, db, redis }: Pick<ConsoleAppDeps, 'config' | 'log' | 'db' | 'redis'>): { audit: AuditRecorder; drain: () => Promise<void> } {
+  const producer = createAuditProducer({ redis, db, source: 'console', settings: config, log });
+  return { audit: producer, drain: () => producer.drain() };
+}
+
 export function buildApp({ config, log, db, redis, now, live, audit: givenAudit, sources }: ConsoleAppDeps): FastifyInstance {
-  // Node answers a Host-less HTTP/1.1 request with its own 400 unless told not to; the Host check
-  // answers it with the 403 of spec 5 instead.
-  const app = createHttpApp(log, { serverFactory: (handler) => createServer({ requireHostHeader: false }, handler) });
+  const { audit, drain } = givenAudit ? { audit: givenAudit, drain: undefined } : ownAuditProducer({ config, log, db, redis });
+  const sourcesDeps = sources ? createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES }) : undefined;
+
+  const app = createHttpApp(log, {
+    // Node answers a Host-less HTTP/1.1 request with its own 400 unless told not to; the Host check
+    // answers it with the 403 of spec 5 instead.
+    serverFactory: (handler) => createServer({ requireHostHeader: false }, handler),
+    maxParamLength: MAX_PATH_PARAM_LENGTH,
+    frameworkErrors: answerFrameworkErrors({
+      refuseUndecodablePush: sourcesDeps ? (request, reply) => refuseUndecodablePush(sourcesDeps.audit, request, reply) : undefined,
+    }),
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerJsonErrorHandler(app);
   registerHostCheck(app, { allowedHosts: config.REST_ALLOWED_HOSTS });
+  // Rows still being pushed to Redis are written before the connections close.
+  if (drain) app.addHook('onClose', drain);
 
-  let audit = givenAudit;
-  if (!audit) {
-    const producer = createAuditProducer({ redis, db, source: 'console', settings: config, log });
-    // Rows still being pushed to Redis are written before the connections close.
-    app.addHook('onClose', async () => producer.drain());
-    audit = producer;
-  }
   const agents = createAgentService({ db, events: createAgentEventPublisher(redis, config), log, now });
   const resolver = createKeyResolver({ db, log });
   const reads = createReadService({ db, engine: createQueryEngine({ db }), audit, log, serviceName: config.SERVICE_NAME, live, now });
@@ -68,10 +79,9 @@ export function buildApp({ config, log, db, redis, now, live, audit: givenAudit,
   registerOperatorReadRoutes(app, { reads });
   registerStatusRoute(app, { db, redis, settings: config, log });
   registerSettingsRoutes(app, { settings: createSettingsService({ db, events: createSettingsEventPublisher(redis, config), audit, log }) });
-  if (sources) {
-    const deps = createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES });
-    registerConnectionRoutes(app, deps.connections);
-    registerIngestRoutes(app, { ingest: deps.ingest, audit: deps.audit, bodyLimit: deps.ingestBodyLimit });
+  if (sourcesDeps) {
+    registerConnectionRoutes(app, sourcesDeps.connections);
+    registerIngestRoutes(app, { ingest: sourcesDeps.ingest, audit: sourcesDeps.audit, bodyLimit: sourcesDeps.ingestBodyLimit });
   }
   return app;
 }
