@@ -12,6 +12,8 @@ export type KeptStore = {
   url: string;
   port: number;
   keeperPid: number;
+  /** The store's own process (postgres or redis-server), which the keeper started. */
+  storePid: number;
   /** Whether this process started the keeper (rather than joining one already running). */
   startedHere: boolean;
   /** Ends the lease; when it was the last one, resolves once the store and its keeper have stopped. */
@@ -57,6 +59,7 @@ async function lease(state: KeeperState, startedHere: boolean): Promise<KeptStor
     url: state.url,
     port: state.port,
     keeperPid: state.keeperPid,
+    storePid: state.storePid,
     startedHere,
     onLost: (listener) => void lostListeners.push(listener),
     hold(pids) {

@@ -3,6 +3,8 @@ import { startKeeper } from './keeper-client.ts';
 
 export type RedisServerHandle = {
   url: string;
+  /** The redis-server process (fault tests pause it with SIGSTOP). */
+  pid: number;
   stop(): Promise<void>;
 };
 
@@ -27,5 +29,5 @@ export async function startRedisServer(options: {
     { kind: 'redis', port: options.port, dataDir: options.dataDir, stateFile: options.stateFile, logFile: options.logFile },
     options.onLog,
   );
-  return { url: kept.url, stop: () => kept.release() };
+  return { url: kept.url, pid: kept.storePid, stop: () => kept.release() };
 }

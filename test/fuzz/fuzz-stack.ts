@@ -1,4 +1,5 @@
 import { openDatabase } from '@pcg/shared/db';
+import { waitFor } from '@pcg/testkit/testing';
 import { seedDemo } from '../../scripts/demo/seed.ts';
 import { launchStack, type LaunchedStack } from '../e2e/launched-stack.ts';
 import { exchange, type FuzzAnswer, type FuzzRequest } from './http-exchange.ts';
@@ -49,6 +50,9 @@ export async function startFuzzStack(): Promise<FuzzStack> {
     await send({ port: 'console', method: 'PUT', path: '/api/settings', headers: json, body: { publicOrigin: `http://127.0.0.1:${agentPort}` } }),
     'switch the bridge on',
   );
+  // The gateway learns of the saved origin through a settings event, after the PUT has answered.
+  const metadata = { port: 'agent', method: 'GET', path: '/.well-known/oauth-authorization-server', headers: {} } as const;
+  await waitFor(async () => ((await send(metadata)).status === 200 ? true : undefined), 10_000, 'the bridge to be on');
   const client = await expectOk(
     await send({ port: 'agent', method: 'POST', path: '/register', headers: json, body: { client_name: 'fuzz client', redirect_uris: ['http://127.0.0.1:9/callback'] } }),
     'register a bridge client',

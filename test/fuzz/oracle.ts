@@ -36,6 +36,18 @@ export function generalProblems(request: FuzzRequest, answer: FuzzAnswer, secret
   return problems;
 }
 
+/** Node's default limit on a request's line and headers together (`--max-http-header-size`). */
+const NODE_MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * A request whose line and headers exceed Node's limit is refused by Node's HTTP parser with 431 before
+ * any route, key or secret is read: no answer the specification fixes can apply to it.
+ */
+export function unreadHead(request: FuzzRequest, answer: FuzzAnswer): boolean {
+  const headerBytes = Object.entries(request.headers).reduce((sum, [name, value]) => sum + Buffer.byteLength(`${name}: ${value}\r\n`), 0);
+  return answer.status === 431 && Buffer.byteLength(`${request.method} ${request.path} HTTP/1.1\r\n`) + headerBytes > NODE_MAX_HEADER_BYTES;
+}
+
 /** Describes a failing exchange for the report, with long values cut. */
 export function describeExchange(request: FuzzRequest, answer: FuzzAnswer | Error): string {
   const cut = (value: unknown) => {

@@ -15,6 +15,12 @@ export type OwnRedis = {
   stop(): Promise<void>;
   /** Starts it again on the same port. */
   start(): Promise<void>;
+  /**
+   * Freezes the server (SIGSTOP): its connections stay open and nothing is answered, as with a hung
+   * Redis. `resume`, `stop` and `dispose` let it go on first.
+   */
+  pause(): void;
+  resume(): void;
   /** Stops it for good; safe to call twice. */
   dispose(): Promise<void>;
 };
@@ -22,19 +28,29 @@ export type OwnRedis = {
 export async function startOwnRedis(): Promise<OwnRedis> {
   const port = await freePort();
   let server: RedisServerHandle | undefined = await startRedisServer({ port });
+  let paused = false;
+  const resume = () => {
+    if (server && paused) process.kill(server.pid, 'SIGCONT');
+    paused = false;
+  };
+  const stop = async () => {
+    resume();
+    await server?.stop();
+    server = undefined;
+  };
   return {
     url: `redis://127.0.0.1:${port}`,
-    async stop() {
-      await server?.stop();
-      server = undefined;
-    },
+    stop,
     async start() {
       if (!server) server = await startRedisServer({ port });
     },
-    async dispose() {
-      await server?.stop();
-      server = undefined;
+    pause() {
+      if (!server) throw new Error('the own Redis is not running');
+      process.kill(server.pid, 'SIGSTOP');
+      paused = true;
     },
+    resume,
+    dispose: stop,
   };
 }
 

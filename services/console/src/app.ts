@@ -15,6 +15,7 @@ import type { Redis } from '@pcg/shared/redis';
 import { createSettingsEventPublisher, createSettingsService } from '@pcg/shared/settings';
 import type { ConsoleConfig } from './config.ts';
 import { createSourcesDeps } from './connections/index.ts';
+import { answerFrameworkErrors, MAX_PATH_PARAM_LENGTH } from './framework-errors.ts';
 import { registerHostCheck } from './host-check/host-check.ts';
 import { registerAgentRoutes } from './routes/agents.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
@@ -22,7 +23,7 @@ import { registerConnectRoutes } from './routes/connect.ts';
 import { registerConnectionRoutes } from './routes/connections.ts';
 import { createSignInService } from './sign-ins/sign-in-service.ts';
 import { registerHealthzRoute } from './routes/healthz.ts';
-import { registerIngestRoutes } from './routes/ingest.ts';
+import { refuseUndecodablePush, registerIngestRoutes } from './routes/ingest.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerMirrorRoutes } from './routes/mirror.ts';
 import { registerOperatorReadRoutes } from './routes/operator-reads.ts';
@@ -50,24 +51,34 @@ export type ConsoleAppDeps = {
   metrics?: Metrics;
 };
 
+/** The Console's own audit producer, when none is handed in; `drain` writes what it still holds. */
+function ownAuditProducer({ config, log, db, redis, metrics }: Pick<ConsoleAppDeps, 'config' | 'log' | 'db' | 'redis'> & { metrics: Metrics }): { audit: AuditRecorder; drain: () => Promise<void> } {
+  const producer = createAuditProducer({ redis, db, source: 'console', settings: config, log });
+  metrics.watchAuditProducer(producer);
+  return { audit: producer, drain: () => producer.drain() };
+}
+
 export function buildApp({ config, log, db, redis, now, live: givenLive, audit: givenAudit, sources, metrics = createMetrics() }: ConsoleAppDeps): FastifyInstance {
-  // Node answers a Host-less HTTP/1.1 request with its own 400 unless told not to; the Host check
-  // answers it with the 403 of spec 5 instead.
-  const app = createHttpApp(log, { serverFactory: (handler) => createServer({ requireHostHeader: false }, handler) });
+  const { audit, drain } = givenAudit ? { audit: givenAudit, drain: undefined } : ownAuditProducer({ config, log, db, redis, metrics });
+  const sourcesDeps = sources ? createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES }) : undefined;
+  const live = givenLive && metrics.timedLive(givenLive);
+
+  const app = createHttpApp(log, {
+    // Node answers a Host-less HTTP/1.1 request with its own 400 unless told not to; the Host check
+    // answers it with the 403 of spec 5 instead.
+    serverFactory: (handler) => createServer({ requireHostHeader: false }, handler),
+    maxParamLength: MAX_PATH_PARAM_LENGTH,
+    frameworkErrors: answerFrameworkErrors({
+      refuseUndecodablePush: sourcesDeps ? (request, reply) => refuseUndecodablePush(sourcesDeps.audit, request, reply) : undefined,
+    }),
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerJsonErrorHandler(app);
   registerHostCheck(app, { allowedHosts: config.REST_ALLOWED_HOSTS });
+  // Rows still being pushed to Redis are written before the connections close.
+  if (drain) app.addHook('onClose', drain);
 
-  let audit = givenAudit;
-  if (!audit) {
-    const producer = createAuditProducer({ redis, db, source: 'console', settings: config, log });
-    // Rows still being pushed to Redis are written before the connections close.
-    app.addHook('onClose', async () => producer.drain());
-    metrics.watchAuditProducer(producer);
-    audit = producer;
-  }
-  const live = givenLive && metrics.timedLive(givenLive);
   const agents = createAgentService({ db, events: createAgentEventPublisher(redis, config), log, now });
   const resolver = createKeyResolver({ db, log });
   const reads = createReadService({ db, engine: createQueryEngine({ db }), audit, log, serviceName: config.SERVICE_NAME, live, now });
@@ -80,9 +91,8 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerStatusRoute(app, { db, redis, settings: config, log });
   registerMetricsRoute(app, { db, redis, metrics, log });
   registerSettingsRoutes(app, { settings: createSettingsService({ db, events: createSettingsEventPublisher(redis, config), audit, log }) });
-  if (sources) {
-    const deps = createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES });
-    registerConnectionRoutes(app, deps.connections);
+  if (sources && sourcesDeps) {
+    registerConnectionRoutes(app, sourcesDeps.connections);
     registerConnectRoutes(
       app,
       createSignInService({
@@ -90,12 +100,12 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
         redis,
         requester: sources.signIns,
         credentialsKey: sources.credentialsKey,
-        connectionViews: deps.connections.views,
+        connectionViews: sourcesDeps.connections.views,
         audit,
         log,
       }),
     );
-    registerIngestRoutes(app, { ingest: deps.ingest, audit: deps.audit, bodyLimit: deps.ingestBodyLimit });
+    registerIngestRoutes(app, { ingest: sourcesDeps.ingest, audit: sourcesDeps.audit, bodyLimit: sourcesDeps.ingestBodyLimit });
   }
   return app;
 }

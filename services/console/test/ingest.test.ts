@@ -110,6 +110,14 @@ describe('a refused push', () => {
     ['a wrong secret', () => [phone.id, { authorization: `Bearer ${phone.secret.slice(0, -1)}x` }]],
     ['a malformed id', () => ['..%2Fconnections', { authorization: `Bearer ${phone.secret}` }]],
     ['a malformed id holding a NUL', () => ['7d3c2f8e-0000-4000-8000-00000000000%00', { authorization: `Bearer ${phone.secret}` }]],
+    ['a 300-digit id (past the router\'s parameter length)', () => ['9'.repeat(300), { authorization: `Bearer ${phone.secret}` }]],
+    ['an id of 5000 characters', () => ['a'.repeat(5000), { authorization: `Bearer ${phone.secret}` }]],
+    ['an id holding a slash', () => [`${phone.id}/more`, { authorization: `Bearer ${phone.secret}` }]],
+    ['an empty id', () => ['', { authorization: `Bearer ${phone.secret}` }]],
+    ['an id that is a lone percent sign', () => ['%', { authorization: `Bearer ${phone.secret}` }]],
+    ['an id with invalid percent-encoding', () => ['%zz', { authorization: `Bearer ${phone.secret}` }]],
+    ['an id with a truncated UTF-8 escape', () => [`${phone.id}%C3`, { authorization: `Bearer ${phone.secret}` }]],
+    ['an id escaping a lone surrogate', () => ['%ED%A0%80', { authorization: `Bearer ${phone.secret}` }]],
     ['no secret', () => [phone.id, {}]],
     ['Bearer with no key', () => [phone.id, { authorization: 'Bearer ' }]],
     ["another connection's secret", () => [phone.id, { 'x-pci-webhook-secret': paused.secret }]],
@@ -125,6 +133,14 @@ describe('a refused push', () => {
     expect(audit.events.slice(before)).toEqual([
       expect.objectContaining({ agentId: null, tool: 'ingest', decision: 'deny', denyReason: 'unauthorized', outcome: 'error' }),
     ]);
+  });
+
+  it('answers a URL that does not decode elsewhere with 400 bad_url in the Console shape, the URL not echoed', async () => {
+    const response = await fetch(`${consoleService.address}/api/agents/%zz`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: string; code: string };
+    expect(body.code).toBe('bad_url');
+    expect(body.error).not.toContain('%zz');
   });
 
   it('refuses before reading the body: an oversized push with a wrong secret is 401, not 413', async () => {

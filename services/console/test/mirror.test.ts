@@ -82,6 +82,46 @@ describe('read mirror keys (spec 5, 7)', () => {
   });
 });
 
+describe('read mirror: the key is checked before anything about the body (spec 5, 7)', () => {
+  const basic = { authorization: `Basic ${Buffer.from('foo:bar').toString('base64')}` };
+  const unknown = { authorization: `Bearer pcg_${'B'.repeat(43)}` };
+
+  it.each([
+    ['Basic credentials and a body with no content type', 401, basic, undefined, '{"object":"finance.transaction"}'],
+    ['Basic credentials and an XML body', 401, basic, 'application/xml', '<query/>'],
+    ['no key and a text/plain body', 401, {}, 'text/plain', 'hello'],
+    ['no key and JSON that does not parse', 401, {}, 'application/json', '{"object":'],
+    ['an unknown key and an XML body', 403, unknown, 'application/xml', '<query/>'],
+    ['an unknown key and JSON that does not parse', 403, unknown, 'application/json', '{"object":'],
+  ])('POST /api/fetch_live and /api/query with %s → %i, not 415 or 400', async (_case, status, headers, contentType, payload) => {
+    for (const url of ['/api/fetch_live', '/api/query']) {
+      const typed = contentType === undefined ? {} : { 'content-type': contentType };
+      const response = await app.inject({ method: 'POST', url, headers: { ...headers, ...typed }, payload });
+      expect(response.statusCode, url).toBe(status);
+      expect(response.json()).toMatchObject({ error: status === 401 ? MIRROR_MISSING_KEY : 'access denied: unknown agent' });
+    }
+    expect(await takeQueuedAuditRows(testEnv.redis)).toEqual([]);
+  });
+
+  it('answers a revoked key 403 before validating parameters or the query string', async () => {
+    const key = await createTestAgent(testEnv.db, { name: 'revoked-before-body', sectors: ['finance'] });
+    await app.inject({ method: 'POST', url: '/api/agents/revoked-before-body/revoke', headers: { host: 'localhost' } });
+    const longId = await app.inject({ method: 'GET', url: `/api/records/finance.transaction/${'x'.repeat(600)}`, headers: bearer(key) });
+    expect(longId.statusCode).toBe(403);
+    const longSector = await app.inject({ method: 'GET', url: `/api/schema?sector=${'s'.repeat(100)}`, headers: basic });
+    expect(longSector.statusCode).toBe(401);
+  });
+
+  it('still answers a standing key 415 for a body it cannot read, and 400 naming a record id too long', async () => {
+    const response = await app.inject({ method: 'POST', url: '/api/query', headers: { ...bearer(financeKey), 'content-type': 'application/xml' }, payload: '<query/>' });
+    expect(response.statusCode).toBe(415);
+    const longId = await app.inject({ method: 'GET', url: `/api/records/finance.transaction/${'x'.repeat(600)}`, headers: bearer(financeKey) });
+    expect(longId.statusCode).toBe(400);
+    expect(longId.json()).toMatchObject({ code: 'validation_failed' });
+    expect(JSON.stringify(longId.json())).toContain("'id'");
+  });
+});
+
 describe('read mirror: expired keys and no throttling (spec 3.1, 5 rule 9, 7, 8)', () => {
   it('answers 403 access denied: expired once the deadline has passed, on every read, and leaves no audit row', async () => {
     const key = await createTestAgent(testEnv.db, { name: 'soon-expired', sectors: ['finance'], expiresInDays: 30 });
@@ -157,7 +197,7 @@ describe('read mirror answers (spec 4.4, 6)', () => {
     const response = await app.inject({ method: 'POST', url: '/api/query', headers: bearer(financeKey), payload: { object: 'mail.message' } });
     expect(response.statusCode).toBe(403);
     expect(response.json().error).toMatch(/sector 'mail' is not granted/);
-    const rows = await takeQueuedAuditRows(testEnv.redis);
+    const rows = await collectQueuedAuditRows(testEnv.redis, 1, (row) => row.sector === 'mail');
     expect(rows).toMatchObject([{ agentId: 'mirror-agent', tool: 'query', decision: 'deny', denyReason: 'sector not granted', sector: 'mail' }]);
   });
 

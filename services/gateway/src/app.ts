@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { createHttpApp } from '@pcg/shared/http';
+import { createHttpApp, dataExceptionState, describeDataException } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
 import { JSONRPC_ERRORS, jsonRpcErrorBody } from './mcp/jsonrpc-errors.ts';
 
@@ -21,6 +21,14 @@ export function buildApp({ log, trustedProxies = [] }: { log: Logger; trustedPro
     // reaches the not-found handler).
     if (request.routeOptions.url === undefined) {
       return reply.code(JSONRPC_ERRORS.notFound.status).send(jsonRpcErrorBody(JSONRPC_ERRORS.notFound));
+    }
+    // A Postgres data exception (SQLSTATE class 22) is a value a schema should have refused: a bad input
+    // naming the field where the request shows it, never a 5xx. Logged, since a schema missed it.
+    const sqlState = dataExceptionState(error);
+    if (sqlState !== null) {
+      request.log.warn({ sqlState, route: request.routeOptions.url }, 'data exception answered as a bad request');
+      const answer = JSONRPC_ERRORS.invalidParams;
+      return reply.code(answer.status).send(jsonRpcErrorBody({ code: answer.code, message: `${answer.message}: ${describeDataException(request)}` }));
     }
     const status = typeof error.statusCode === 'number' && error.statusCode < 500 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error }, 'request failed');

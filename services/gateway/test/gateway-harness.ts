@@ -5,9 +5,15 @@ import { createCapturingLogger, type TestEnvironment } from '@pcg/testkit/testin
 import { gatewayConfigSchema } from '../src/config.ts';
 import { startGateway, type RunningGateway } from '../src/service.ts';
 
-export async function startTestGateway(testEnv: TestEnvironment, env: Record<string, string> = {}, options: { now?: () => Date } = {}): Promise<RunningGateway> {
+/** A gateway on the test's environment; `logs` returns the lines it has logged so far. */
+export async function startTestGateway(
+  testEnv: TestEnvironment,
+  env: Record<string, string> = {},
+  options: { now?: () => Date } = {},
+): Promise<RunningGateway & { logs: () => string[] }> {
   const config = loadConfig(gatewayConfigSchema, testEnv.env({ MCP_HTTP_PORT: '0', SERVICE_NAME: 'pcg-test-gateway', ...env }));
-  return startGateway(config, createCapturingLogger('gateway').log, options);
+  const { log, lines } = createCapturingLogger('gateway');
+  return Object.assign(await startGateway(config, log, options), { logs: lines });
 }
 
 /** An agent as it would connect: the official SDK client over Streamable HTTP with its key. */

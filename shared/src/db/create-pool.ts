@@ -5,6 +5,7 @@ import {
   type Interceptor,
   type QueryResultRow,
 } from 'slonik';
+import { parseTimestamp, parseTimestamptz } from './timestamp-parsers.ts';
 
 /**
  * Rejects any row that does not match the `sql.type(schema)` it was queried with, so a drifting
@@ -31,13 +32,14 @@ function parseInt8(value: string): number {
 /**
  * Type parsers for the shapes the wire needs: int8 as a number (BigInt breaks JSON.stringify; ids that
  * may exceed 2^53 are selected as text), numeric as its exact decimal string (money), and timestamps as
- * ISO 8601 UTC strings with milliseconds. Dates stay `YYYY-MM-DD`.
+ * ISO 8601 UTC strings with milliseconds (Postgres's own text for a value that has none, such as
+ * `infinity`: a parser that throws would fail every read of that row). Dates stay `YYYY-MM-DD`.
  */
 const typeParsers = [
   { name: 'int8', parse: parseInt8 },
   { name: 'numeric', parse: (value: string) => value },
-  { name: 'timestamptz', parse: (value: string) => new Date(value).toISOString() },
-  { name: 'timestamp', parse: (value: string) => new Date(`${value}Z`).toISOString() },
+  { name: 'timestamptz', parse: parseTimestamptz },
+  { name: 'timestamp', parse: parseTimestamp },
   { name: 'date', parse: (value: string) => value },
 ];
 

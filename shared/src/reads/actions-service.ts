@@ -9,7 +9,7 @@ import { createCallGuard, grantedSectors } from './call-guard.ts';
 import { noActiveConnection, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
 import { activeConnectionIds } from './reads-queries.ts';
 import type { Caller } from './reads-types.ts';
-import { isSector } from '../sectors/index.ts';
+import { isSector, offersActions } from '../sectors/index.ts';
 
 export const ListActionsInputSchema = z
   .object({ sector: z.string().max(64).optional().describe('Only this sector\'s actions; default every granted sector.') })
@@ -22,9 +22,14 @@ export const InvokeActionInputSchema = z
   })
   .strict();
 
-/** The actions of the active connections in the given sectors whose names start with their own sector. */
+/**
+ * The actions of the active connections in the given sectors whose names start with their own sector.
+ * Only a sector with an action catalogue (spec 1 item 8: home) offers any, whatever a connection row
+ * of another sector holds: the rule is the service's, not each connector's to keep.
+ */
 async function offeredActions(db: DatabasePool, sectors: readonly Sector[]): Promise<Array<ActionDef & { connectionId: string }>> {
-  return (await listConnectionActions(db, sectors)).filter((action) => sectors.some((sector) => action.name.startsWith(`${sector}.`)));
+  const acting = sectors.filter(offersActions);
+  return (await listConnectionActions(db, acting)).filter((action) => acting.some((sector) => action.name.startsWith(`${sector}.`)));
 }
 
 export type ActionsServiceDeps = { db: DatabasePool; audit: AuditRecorder; log: Logger; live?: LiveRequester; now?: () => Date };

@@ -19,6 +19,8 @@ let actions: ActionsService;
 const READ_ONLY = SECTORS.filter((sector) => sector !== 'home');
 const caller: Caller = { kind: 'agent', grant: { agentId: 1, agentName: 'claude', sectors: [...SECTORS], expiresAt: null, generation: 0 }, requestId: 'req-1' };
 const LIGHT = { name: 'home.light.turn_on', sector: 'home', description: 'Turn a light on', input_schema: { type: 'object' } };
+/** An action row a finance connection should never hold; written directly, past any connector. */
+const TRANSFER = { name: 'finance.transfer.send', sector: 'finance', description: 'Send money', input_schema: { type: 'object' } };
 
 beforeAll(async () => {
   const live = {
@@ -31,7 +33,10 @@ beforeAll(async () => {
     },
   } satisfies LiveRequester;
   actions = createActionsService({ db: testEnv.db, audit: { record: (event) => void events.push(event) } satisfies AuditRecorder, log: createCapturingLogger().log, live });
-  for (const sector of READ_ONLY) await insertTestConnection(testEnv.db, { sector });
+  for (const sector of READ_ONLY) {
+    const connection = await insertTestConnection(testEnv.db, { sector });
+    if (sector === 'finance') await testEnv.db.query(sql.unsafe`UPDATE connections SET actions = ${sql.jsonb([TRANSFER])} WHERE id = ${connection}::uuid`);
+  }
   const hub = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'home-assistant' });
   // A hub's catalogue as its sync stores it: the control that shows the service does read actions.
   await testEnv.db.query(sql.unsafe`UPDATE connections SET actions = ${sql.jsonb([LIGHT])} WHERE id = ${hub}::uuid`);
@@ -48,6 +53,13 @@ describe('actions on read-only sectors (spec 1 item 8)', () => {
     await expect(actions.invokeAction(caller, { name: `${sector}.x.y` })).rejects.toThrow(`unknown action '${sector}.x.y'; list_actions shows the actions ${sector} offers`);
     expect(invoked).not.toContain(`${sector}.x.y`);
     expect(events.slice(before)).toEqual([expect.objectContaining({ tool: 'invoke_action', sector, decision: 'allow', outcome: 'error', resultCount: 0 })]);
+  });
+
+  it('neither lists nor performs an action stored on a finance connection: the service keeps the rule, not the connectors', async () => {
+    expect((await actions.listActions(caller, {})).actions.map((action) => action.name)).not.toContain(TRANSFER.name);
+    expect((await actions.listActions(caller, { sector: 'finance' })).actions).toEqual([]);
+    await expect(actions.invokeAction(caller, { name: TRANSFER.name, arguments: {} })).rejects.toThrow(`unknown action '${TRANSFER.name}'`);
+    expect(invoked).not.toContain(TRANSFER.name);
   });
 
   it('still performs an offered home action (the control)', async () => {

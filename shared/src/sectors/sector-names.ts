@@ -9,3 +9,10 @@ export type Sector = z.infer<typeof SectorSchema>;
 export function isSector(value: unknown): value is Sector {
   return typeof value === 'string' && (SECTORS as readonly string[]).includes(value);
 }
+
+/** Spec 1 item 8: the only sector with an action catalogue; every other sector is read-only. */
+export const ACTION_SECTORS = ['home'] as const satisfies readonly Sector[];
+
+export function offersActions(sector: Sector): boolean {
+  return (ACTION_SECTORS as readonly Sector[]).includes(sector);
+}

@@ -7,6 +7,36 @@ import type { IngestResult, IngestService, PushConnection } from '../ingest/inge
 /** The one answer to every refused push (spec 4.6, 7): unknown id, paused, no secret, wrong secret, malformed id. */
 export const INGEST_UNAUTHORIZED = { error: 'unauthorized' } as const;
 
+/** Every path under it is a push; what follows is the connection id, whatever its length or bytes. */
+export const INGEST_PATH_PREFIX = '/api/ingest/';
+
+/** Characters of a refused id kept in its audit row. */
+const AUDITED_ID_CHARS = 64;
+
+/** The deny row of a refused push (spec 6): `unauthorized`, with the id as far as it was given. */
+function recordRefusedPush(audit: AuditRecorder, push: { sector: string | null; connectionId: string; requestId: string }): void {
+  audit.record({
+    agentId: null,
+    tool: 'ingest',
+    sector: push.sector,
+    decision: 'deny',
+    denyReason: 'unauthorized',
+    args: { connectionId: push.connectionId.slice(0, AUDITED_ID_CHARS) },
+    outcome: 'error',
+    requestId: push.requestId,
+  });
+}
+
+/**
+ * Refuses a push whose URL fastify could not decode (invalid percent-encoding), which no route sees:
+ * the same 401 and deny row as every other malformed id. Called from the app's `frameworkErrors`.
+ */
+export function refuseUndecodablePush(audit: AuditRecorder, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const rawId = request.url.slice(INGEST_PATH_PREFIX.length).split('?')[0] ?? '';
+  recordRefusedPush(audit, { sector: null, connectionId: rawId, requestId: request.id });
+  return reply.code(401).send(INGEST_UNAUTHORIZED);
+}
+
 export class MalformedJsonError extends HttpError {
   constructor(text: string) {
     const problem = locateJsonError(text);
@@ -48,8 +78,11 @@ export type IngestRouteDeps = {
   bodyLimit: number;
 };
 
+type PushRequest = FastifyRequest<{ Params: { '*': string } }>;
+
 /**
- * `POST /api/ingest/:connectionId` (spec 4.6, design 4.5). The secret is checked in `onRequest`, before
+ * `POST /api/ingest/:connectionId` (spec 4.6, design 4.5). The id is the rest of the path (a wildcard,
+ * so no id is too long or holds too many slashes to reach the check). The secret is checked in `onRequest`, before
  * fastify reads the body; no Host check applies. Every push leaves one `ingest` audit row, written when
  * the answer has gone (refused: deny/unauthorized; accepted: allow, with an error outcome when the body
  * was too large, not JSON, or not a payload we read). A push with some records that cannot be stored
@@ -72,8 +105,8 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
       }
     });
 
-    const authorize = async (request: FastifyRequest<{ Params: { connectionId: string } }>, reply: FastifyReply) => {
-      const outcome = await deps.ingest.authorize(request.params.connectionId, presentedSecret(request));
+    const authorize = async (request: PushRequest, reply: FastifyReply) => {
+      const outcome = await deps.ingest.authorize(request.params['*'], presentedSecret(request));
       if (!outcome.ok) {
         pushes.set(request, { denied: true, sector: outcome.sector });
         return reply.code(401).send(INGEST_UNAUTHORIZED);
@@ -81,21 +114,12 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
       pushes.set(request, { denied: false, connection: outcome.connection });
     };
 
-    const recordAudit = async (request: FastifyRequest<{ Params: { connectionId: string } }>, reply: FastifyReply) => {
+    const recordAudit = async (request: PushRequest, reply: FastifyReply) => {
       const push = pushes.get(request);
       if (!push) return;
-      const connectionId = request.params.connectionId.slice(0, 64);
+      const connectionId = request.params['*'].slice(0, AUDITED_ID_CHARS);
       if (push.denied) {
-        deps.audit.record({
-          agentId: null,
-          tool: 'ingest',
-          sector: push.sector,
-          decision: 'deny',
-          denyReason: 'unauthorized',
-          args: { connectionId },
-          outcome: 'error',
-          requestId: request.id,
-        });
+        recordRefusedPush(deps.audit, { sector: push.sector, connectionId, requestId: request.id });
         return;
       }
       const result = push.result;
@@ -111,8 +135,8 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
       });
     };
 
-    scope.post<{ Params: { connectionId: string } }>(
-      '/api/ingest/:connectionId',
+    scope.post<{ Params: { '*': string } }>(
+      `${INGEST_PATH_PREFIX}*`,
       { bodyLimit: deps.bodyLimit, onRequest: authorize, onResponse: recordAudit },
       async (request, reply) => {
         const push = pushes.get(request);

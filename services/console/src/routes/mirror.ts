@@ -19,31 +19,45 @@ export type MirrorDeps = {
 /**
  * The REST mirror of the agent reads (spec 4.4): the key is re-resolved on every request; a missing
  * or malformed key is 401, an unknown, revoked or expired one 403, and neither leaves an audit row.
+ * The key is resolved in each route's `onRequest` hook, before fastify looks at the content type, the
+ * body or the parameters, so a caller without a standing key learns nothing about them (spec 5).
  * Everything after that is the read service, which audits exactly as the MCP tools do.
  */
 export function registerMirrorRoutes(app: FastifyInstance, deps: MirrorDeps): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
+  const callers = new WeakMap<FastifyRequest, Caller>();
 
-  async function callerOf(request: FastifyRequest): Promise<Caller> {
+  async function authenticate(request: FastifyRequest): Promise<void> {
     const resolved = await deps.resolveAuthorization(request.headers.authorization);
-    if (resolved.ok) return { kind: 'agent', grant: resolved.grant, requestId: request.id };
+    if (resolved.ok) {
+      callers.set(request, { kind: 'agent', grant: resolved.grant, requestId: request.id });
+      return;
+    }
     if (resolved.reason === 'missing' || ('malformed' in resolved && resolved.malformed)) throw new UnauthorizedError(MIRROR_MISSING_KEY);
     throw new ForbiddenError(`access denied: ${resolved.reason}`);
   }
 
-  routes.get('/api/context', async (request) => deps.reads.describeContext(await callerOf(request)));
+  function callerOf(request: FastifyRequest): Caller {
+    const caller = callers.get(request);
+    if (!caller) throw new Error('a mirror route ran without its key check');
+    return caller;
+  }
 
-  routes.get('/api/schema', { schema: { querystring: z.object({ sector: z.string().max(64).optional() }) } }, async (request) =>
-    deps.reads.getSchema(await callerOf(request), request.query.sector === undefined ? {} : { sector: request.query.sector }),
+  const keyed = { onRequest: authenticate };
+
+  routes.get('/api/context', keyed, async (request) => deps.reads.describeContext(callerOf(request)));
+
+  routes.get('/api/schema', { ...keyed, schema: { querystring: z.object({ sector: z.string().max(64).optional() }) } }, async (request) =>
+    deps.reads.getSchema(callerOf(request), request.query.sector === undefined ? {} : { sector: request.query.sector }),
   );
 
-  routes.post('/api/query', async (request) => deps.reads.query(await callerOf(request), request.body));
+  routes.post('/api/query', keyed, async (request) => deps.reads.query(callerOf(request), request.body));
 
   routes.get(
     '/api/records/:sector/:id',
-    { schema: { params: z.object({ sector: z.string().max(128), id: z.string().max(512) }) } },
-    async (request) => deps.reads.getRecord(await callerOf(request), { object: request.params.sector, id: request.params.id }),
+    { ...keyed, schema: { params: z.object({ sector: z.string().max(128), id: z.string().max(512) }) } },
+    async (request) => deps.reads.getRecord(callerOf(request), { object: request.params.sector, id: request.params.id }),
   );
 
-  routes.post('/api/fetch_live', async (request) => deps.reads.fetchLive(await callerOf(request), request.body));
+  routes.post('/api/fetch_live', keyed, async (request) => deps.reads.fetchLive(callerOf(request), request.body));
 }

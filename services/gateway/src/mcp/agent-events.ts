@@ -1,7 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import { agentEventsChannel, createAgentQueries, parseAgentEvent } from '@pcg/shared/grants';
 import type { Logger } from '@pcg/shared/logger';
-import { createRedis, type RedisSettings } from '@pcg/shared/redis';
+import { createRedis, type Redis, type RedisSettings } from '@pcg/shared/redis';
 import { findEndedBridgeCredentials } from '../bridge/access-tokens.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
@@ -10,6 +10,14 @@ import type { SessionRegistry } from './session-registry.ts';
  * is down; with the query's own time this keeps a missed key event's effect well inside a second.
  */
 export const FALLBACK_POLL_MS = 250;
+
+/**
+ * A PING goes out on the subscriber connection this often, and a PONG later than the deadline counts as
+ * the channel being down: a hung Redis (stopped, swapping, wedged) keeps its connections open and
+ * answers nothing, so no `close` ever comes and no event either.
+ */
+export const HEARTBEAT_MS = 1_000;
+export const HEARTBEAT_DEADLINE_MS = 1_000;
 
 /**
  * Ends every live session whose grant or credential no longer stands in Postgres: the grant row is gone
@@ -103,6 +111,52 @@ function createFallbackPoll(deps: { intervalMs: number; check(): Promise<number>
   };
 }
 
+/**
+ * PINGs `subscriber` every `intervalMs` (counted from the answer, so at most one is ever outstanding)
+ * while it is ready; `onMissed` runs once when a PING goes unanswered past `deadlineMs`, `onAnswered`
+ * after every PONG. A PING that fails with the connection is the `close` handler's business.
+ */
+function startHeartbeat(deps: {
+  subscriber: Pick<Redis, 'status' | 'ping'>;
+  intervalMs: number;
+  deadlineMs: number;
+  onMissed(): void;
+  onAnswered(): void;
+}) {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => void beat(), deps.intervalMs);
+    timer.unref();
+  }
+
+  async function beat(): Promise<void> {
+    if (deps.subscriber.status !== 'ready') return schedule();
+    const deadline = setTimeout(() => {
+      if (!stopped) deps.onMissed();
+    }, deps.deadlineMs);
+    deadline.unref();
+    try {
+      await deps.subscriber.ping();
+      clearTimeout(deadline);
+      if (!stopped) deps.onAnswered();
+    } catch {
+      clearTimeout(deadline);
+    }
+    schedule();
+  }
+
+  schedule();
+  return {
+    stop(): void {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
 export type AgentEventsDeps = {
   settings: RedisSettings;
   db: DatabasePool;
@@ -110,13 +164,19 @@ export type AgentEventsDeps = {
   log: Logger;
   /** Pause between grant checks while the event channel is down; default `FALLBACK_POLL_MS`. */
   fallbackPollMs?: number;
+  /** Pause between PINGs on the subscriber connection; default `HEARTBEAT_MS`. */
+  heartbeatMs?: number;
+  /** How long a PONG may take before the channel counts as down; default `HEARTBEAT_DEADLINE_MS`. */
+  heartbeatDeadlineMs?: number;
 };
 
 /**
  * Listens on `<prefix>agent-events` with a dedicated subscriber connection and ends an agent's live
  * sessions on every grant change (design 4.7). While that connection is down, no event can arrive, so
  * every live session's grant is checked in Postgres every `fallbackPollMs` instead; once the channel is
- * subscribed again the poll stops and one last check covers what happened in between.
+ * subscribed again the poll stops and one last check covers what happened in between. A Redis that
+ * keeps the connection open but stops answering is caught by a PING with a deadline, and is treated the
+ * same way until it answers again.
  */
 export async function listenForAgentEvents(deps: AgentEventsDeps) {
   const { db, registry, log } = deps;
@@ -129,12 +189,34 @@ export async function listenForAgentEvents(deps: AgentEventsDeps) {
     log,
   });
   let closing = false;
+  /** The connection is open but a PING went unanswered; a PONG on this same connection settles it. */
+  let hung = false;
 
   subscriber.on('error', (error: Error) => log.warn({ err: error }, 'agent events connection error'));
   subscriber.on('close', () => {
+    // The reconnect's own subscription settles the poll from here on.
+    hung = false;
     if (closing) return;
     if (!poll.active) log.warn('agent events channel down; checking live sessions against Postgres until it is back');
     poll.start();
+  });
+  const heartbeat = startHeartbeat({
+    subscriber,
+    intervalMs: deps.heartbeatMs ?? HEARTBEAT_MS,
+    deadlineMs: deps.heartbeatDeadlineMs ?? HEARTBEAT_DEADLINE_MS,
+    onMissed: () => {
+      if (hung || closing) return;
+      hung = true;
+      if (!poll.active) log.warn('agent events channel not answering; checking live sessions against Postgres until it answers');
+      poll.start();
+    },
+    onAnswered: () => {
+      if (!hung) return;
+      hung = false;
+      log.info('agent events channel answers again');
+      // Still subscribed (the connection never closed): one last check covers the silence, then the poll stops.
+      poll.settle();
+    },
   });
   subscriber.on('ready', () => {
     if (!poll.active) return;
@@ -157,6 +239,7 @@ export async function listenForAgentEvents(deps: AgentEventsDeps) {
   return {
     async close() {
       closing = true;
+      heartbeat.stop();
       poll.stop();
       await subscriber.quit().catch(() => subscriber.disconnect());
     },

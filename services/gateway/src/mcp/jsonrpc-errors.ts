@@ -11,6 +11,8 @@ export const JSONRPC_ERRORS = {
   storeUnavailable: { status: 503, code: -32000, message: 'Service unavailable; try again shortly' },
   /** A request whose JSON-RPC id is already in flight on the session (the transport would answer only one). */
   duplicateRequestId: { status: 409, code: -32600, message: 'duplicate request id in flight' },
+  /** A request whose params do not match its method's schema; the message is followed by the fields. */
+  invalidParams: { status: 400, code: -32602, message: 'Invalid params' },
   /** A POST on a session with an empty body. */
   emptyBody: { status: 400, code: -32700, message: 'Parse error: empty body' },
 } as const;

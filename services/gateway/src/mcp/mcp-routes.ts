@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { parseBearer, type Grant, type KeyRefusal } from '@pcg/shared/grants';
 import type { Logger } from '@pcg/shared/logger';
 import { createInFlightIds, requestIdsOf } from './in-flight-ids.ts';
@@ -14,6 +13,7 @@ import {
   type JsonRpcErrorAnswer,
 } from './jsonrpc-errors.ts';
 import { createMcpServer, type McpServerDeps } from './mcp-server-factory.ts';
+import { invalidParamsOf, envelopeParamsIssueOf, refuseInvalidParams } from './request-validation.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -46,6 +46,16 @@ export type McpRouteDeps = {
 
 function answer(reply: FastifyReply, error: JsonRpcErrorAnswer, id: string | number | null = null) {
   return reply.code(error.status).send(jsonRpcErrorBody(error, id));
+}
+
+/** A single request naming `initialize`, whether or not its params are valid (a batch is never one). */
+function namesInitialize(body: unknown): body is { method: 'initialize' } {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
+}
+
+/** 400 -32602 with the message naming the fields. */
+function invalidParams(reply: FastifyReply, message: string, id: string | number | null) {
+  return reply.code(JSONRPC_ERRORS.invalidParams.status).send(jsonRpcErrorBody({ code: JSONRPC_ERRORS.invalidParams.code, message }, id));
 }
 
 function requestIdOf(body: unknown): string | number | null {
@@ -141,6 +151,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       deps.onInitializeRefused({ denyReason: refusedText ?? 'missing', keyPresented: resolved.reason !== 'missing' });
       return unauthorized(reply, requestId, refusedText);
     }
+    // Checked once the key stands, so nothing about the body is told to a caller without one.
+    const invalid = invalidParamsOf(request.body as { method: 'initialize' });
+    if (invalid !== undefined) return invalidParams(reply, invalid, requestId);
     const grant: Grant = resolved.grant;
     const reservation = registry.reserve(grant.agentName);
     if (!reservation) return answer(reply, JSONRPC_ERRORS.tooManySessions, requestId);
@@ -155,6 +168,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     let committed = false;
     try {
       await server.connect(transport);
+      refuseInvalidParams(transport, log);
       // A grant change between the key lookup and now refuses the session (design 4.7), as does a key
       // event that arrived meanwhile (the reservation is then doomed and commit refuses).
       const generation = await deps.currentGeneration(grant.agentId);
@@ -191,7 +205,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       const body = request.body;
       // An initialize still carrying a session id starts a new session and leaves the named one alone:
       // clients re-initializing after a 404 often keep the stale header (docs/decisions.md).
-      if (isInitializeRequest(body)) return initialize(request, reply);
+      if (namesInitialize(body)) return initialize(request, reply);
       return forSession(request, reply, request.headers['mcp-session-id'], body);
     });
     scope.get('/mcp', async (request, reply) => forSession(request, reply, request.headers['mcp-session-id']));
@@ -224,6 +238,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     }
     if (request.method === 'POST') {
       if (body === undefined) return answer(reply, JSONRPC_ERRORS.emptyBody);
+      const badParams = envelopeParamsIssueOf(body);
+      if (badParams !== undefined) return invalidParams(reply, badParams, requestId);
       if (!inFlight.claim(session.transport, requestIdsOf(body), reply.raw)) return answer(reply, JSONRPC_ERRORS.duplicateRequestId, requestId);
     }
     return handOver(request, reply, session.transport, body);
