@@ -106,7 +106,7 @@ describe('the Console page, in Chromium, on the four real processes', () => {
     await done(opened);
   });
 
-  it('creates an agent, copies its key once, and the key works with the MCP SDK client; edit and rotate end its sessions', async () => {
+  it('creates an agent, copies its key once, and the key works with the MCP SDK client until an edit ends its session', async () => {
     const opened = await open('agents');
     const { page } = opened;
     await page.getByLabel('Name', { exact: true }).fill('browser-agent');
@@ -137,10 +137,25 @@ describe('the Console page, in Chromium, on the four real processes', () => {
     expect((await get<Array<{ name: string; sectors: string[] }>>('/api/agents')).find((agent) => agent.name === 'browser-agent')?.sectors).toEqual(['home']);
     await expect(client.callTool({ name: 'describe_context', arguments: {} })).rejects.toThrow();
     await client.close().catch(() => undefined);
+
+    // Rotation shows a new key once; the old one is refused. Revoke and delete ask first.
+    await page.getByRole('button', { name: 'Rotate the key of browser-agent' }).click();
+    await page.getByRole('button', { name: 'Yes, rotate' }).click();
+    await page.getByText('New key for browser-agent').waitFor();
+    const rotated = (await page.locator('#issued-key').textContent()) ?? '';
+    expect(rotated).not.toBe(key);
+    await expect(mcpClient(key)).rejects.toThrow();
+    await (await mcpClient(rotated)).close();
+    await page.getByRole('button', { name: 'Revoke browser-agent' }).click();
+    await page.getByRole('button', { name: 'Yes, revoke' }).click();
+    await expect.poll(() => page.getByRole('row', { name: /browser-agent/ }).locator('.state').textContent()).toBe('revoked');
+    await page.getByRole('button', { name: 'Delete browser-agent' }).click();
+    await page.getByRole('button', { name: 'Yes, delete' }).click();
+    await expect.poll(() => page.getByRole('cell', { name: 'browser-agent', exact: true }).count()).toBe(0);
     await done(opened);
   });
 
-  it('shows the calls in The ledger, filters them, pages by 100 and exports only the loaded rows as CSV with formula-looking values escaped', async () => {
+  it('shows the calls in The ledger, filters them, pages by 100 and exports only the loaded rows as CSV with formula-looking values escaped, sending nothing to the server', async () => {
     const key = ((await (await fetch(`${stack.consoleUrl}/api/agents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ledger-agent', sectors: ['home'] }) })).json()) as { key: string }).key;
     const client = await mcpClient(key);
     await client.callTool({ name: 'get_schema', arguments: { sector: 'home' } });
@@ -185,7 +200,11 @@ describe('the Console page, in Chromium, on the four real processes', () => {
     await expect.poll(() => rows.count()).toBe(5);
     await screenshot(page, 'ledger');
 
+    // The operator's own read leaves no row (spec 6): the CSV is written from the rows on screen, and no request is made.
+    const sent: string[] = [];
+    page.on('request', (request) => void (request.url().startsWith('blob:') || sent.push(request.url())));
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    expect(sent).toEqual([]);
     const csv = await readFile((await download.path()) ?? '', 'utf8');
     const lines = csv.trimEnd().split('\r\n');
     expect(lines[0]).toBe(LEDGER_CSV_HEADERS.join(','));

@@ -51,12 +51,12 @@ export async function renderAgents(root: HTMLElement): Promise<void> {
     }
   }
 
-  function confirmRow(agent: Agent, what: string, warning: string, run: () => Promise<unknown>, done: string): HTMLElement {
+  function confirmRow(agent: Agent, what: string, warning: string, run: () => Promise<unknown>, done: string, yes = `Yes, ${what.toLowerCase()}`): HTMLElement {
     const box = h('div', { class: 'confirm', role: 'group', 'aria-label': `${what} ${agent.name}` });
     replace(
       box,
       h('p', {}, `${what} ${agent.name}? ${warning}`),
-      button(`Yes, ${what.toLowerCase()}`, () => void act(run, done), { class: 'danger' }),
+      button(yes, () => void act(run, done), { class: 'danger' }),
       button('Cancel', () => box.remove()),
     );
     return box;
@@ -106,7 +106,7 @@ export async function renderAgents(root: HTMLElement): Promise<void> {
               confirmRow(agent, 'Rotate the key of', 'The old key stops working and live sessions end.', async () => {
                 const issued = await api<IssuedKey>('POST', `${path}/rotate`);
                 keyArea.replaceChildren(keyPanel(issued, 'New key for'));
-              }, `Rotated the key of ${agent.name}.`),
+              }, `Rotated the key of ${agent.name}.`, 'Yes, rotate'),
             ),
           { 'aria-label': `Rotate the key of ${agent.name}` },
         ),

@@ -144,7 +144,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
         h('dt', {}, connection.signIn === 'push' ? 'Last push' : 'Last sync'),
         h('dd', {}, time(connection.lastSyncedAt, 'never'), ` (${age(connection.lastSyncedAt)})`),
         h('dt', {}, 'Last error'),
-        h('dd', { class: 'error-text' }, connection.lastError ?? 'none'),
+        h('dd', { class: connection.lastError ? 'error-text' : 'muted' }, connection.lastError ?? 'none'),
         connection.ingestPath ? h('dt', {}, 'Push URL') : null,
         connection.ingestPath ? h('dd', {}, h('code', {}, `${location.origin}${connection.ingestPath}`), connection.hasIngestSecret ? '' : ' (no secret set)') : null,
       ),

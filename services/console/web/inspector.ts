@@ -119,7 +119,7 @@ export async function renderInspector(root: HTMLElement): Promise<void> {
   liveForm.addEventListener('submit', (event) => {
     event.preventDefault();
     const id = liveId.value.trim();
-    void show('Live read', async () => (await api<{ rows: Array<Record<string, unknown>> }>('POST', '/api/operator/fetch_live', { object: objectSelect.value, ...(id ? { id } : {}) })).rows, LIVE_READ_NOTE);
+    void show('Live read', async () => (await api<{ rows: Array<Record<string, unknown>> }>('POST', '/api/operator/fetch_live', { object: objectSelect.value, ...(id ? { id } : {}) })).rows);
   });
 
   replace(root, h('div', { class: 'inspector' }, h('div', { class: 'inspector-main' }, queryForm, recordForm, liveForm, results), aside));
