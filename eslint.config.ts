@@ -44,6 +44,19 @@ export default tseslint.config(
       },
     ];
   }),
+  // The Console page renders values from agents and sources: as text, never parsed as markup (design 7.2).
+  {
+    files: ['services/console/web/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error' as const,
+        ...['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'write', 'writeln', 'createContextualFragment'].map((property) => ({
+          property,
+          message: 'Render text with dom.ts (text nodes and properties); markup from a value is how script gets in.',
+        })),
+      ],
+    },
+  },
   // Scripts and tests are command-line programs; printing is their job.
   { files: ['scripts/**/*.ts', '**/test/**/*.ts', 'test/**/*.ts'], rules: { 'no-console': 'off' } },
 );

@@ -29,6 +29,13 @@ import { registerMirrorRoutes } from './routes/mirror.ts';
 import { registerOperatorReadRoutes } from './routes/operator-reads.ts';
 import { registerSettingsRoutes } from './routes/settings.ts';
 import { registerStatusRoute } from './routes/status.ts';
+import { registerExportRoutes } from './routes/export.ts';
+import { registerProviderRoutes } from './routes/providers.ts';
+import { registerWebRoutes } from './routes/web.ts';
+import { createExportService } from './export/export-service.ts';
+import { registerCrossSiteCheck } from './web/cross-site.ts';
+import { registerSecurityHeaders } from './web/security-headers.ts';
+import { loadWebAssets } from './web/web-assets.ts';
 
 export type ConsoleAppDeps = {
   config: ConsoleConfig;
@@ -76,6 +83,8 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   app.setSerializerCompiler(serializerCompiler);
   registerJsonErrorHandler(app);
   registerHostCheck(app, { allowedHosts: config.REST_ALLOWED_HOSTS });
+  registerCrossSiteCheck(app);
+  registerSecurityHeaders(app);
   // Rows still being pushed to Redis are written before the connections close.
   if (drain) app.addHook('onClose', drain);
 
@@ -88,6 +97,9 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerAuditRoutes(app, { db });
   registerMirrorRoutes(app, { reads, resolveAuthorization: (header) => resolver.resolveAuthorization(header, now?.()) });
   registerOperatorReadRoutes(app, { reads });
+  registerExportRoutes(app, { exports: createExportService({ reads, audit, now }) });
+  registerProviderRoutes(app);
+  registerWebRoutes(app, { assets: loadWebAssets() });
   registerStatusRoute(app, { db, redis, settings: config, log });
   registerMetricsRoute(app, { db, redis, metrics, log });
   registerSettingsRoutes(app, { settings: createSettingsService({ db, events: createSettingsEventPublisher(redis, config), audit, log }) });

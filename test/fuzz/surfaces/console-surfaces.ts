@@ -79,7 +79,7 @@ export const auditSurface: Surface = {
   },
 };
 
-/** The admin routes: agents, connections, settings, the data inspector and the operator reads. */
+/** The admin routes: agents, connections, settings, the data inspector, the operator reads and acts, and the Console page. */
 export function adminSurface(): Surface {
   return {
     name: 'admin',
@@ -110,6 +110,10 @@ export function adminSurface(): Surface {
           queryString(['sector']).map((query) => ({ method: 'GET', path: `/api/operator/schema?${query}` })),
           fc.constant({ method: 'GET', path: '/api/status' }),
           fc.constant({ method: 'GET', path: '/metrics' }),
+          queryBody.map((body) => ({ method: 'POST', path: '/api/operator/fetch_live', body })),
+          fc.tuple(plausible(SECTORS).map(asText), fc.oneof(fc.record({ format: plausible(['jsonl', 'csv']) }, { requiredKeys: [] }), hostileJson)).map(([sector, body]) => ({ method: 'POST', path: `/api/export/${segment(sector)}`, body })),
+          fc.constant({ method: 'GET', path: '/api/providers' }),
+          fc.oneof(fc.constant('/'), fc.constantFrom('main.ts', 'console.css', 'index.html', 'tsconfig.json', 'csv.test.ts'), pathSegment.map((name) => `/assets/${name}`)).map((path) => ({ method: 'GET', path: path.startsWith('/') ? path : `/assets/${path}` })),
           fc.constant({ method: 'GET', path: '/healthz' }),
         )
         .map((route): FuzzRequest => ({ port: 'console', method: route.method, path: route.path, headers: 'body' in route ? JSON_HEADERS : {}, body: 'body' in route ? route.body : undefined }));

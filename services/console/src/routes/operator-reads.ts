@@ -9,7 +9,9 @@ const OPERATOR: Caller = { kind: 'operator' };
 
 /**
  * The operator's own reads (spec 4.4): the data inspector, context and schema, over every sector and
- * through the same engine as agents. None of them is recorded (spec 6). Behind the Host check.
+ * through the same engine as agents. None of them is recorded (spec 6), except the operator's live read
+ * of a source, `POST /api/operator/fetch_live` (same body as the tool), a Console act with its row.
+ * Behind the Host check.
  */
 export function registerOperatorReadRoutes(app: FastifyInstance, deps: { reads: ReadService }): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -26,6 +28,8 @@ export function registerOperatorReadRoutes(app: FastifyInstance, deps: { reads: 
   routes.get('/api/data/:sector/:id', { schema: { params: sectorParam.extend({ id: z.string().max(512) }) } }, async (request) =>
     deps.reads.getRecord(OPERATOR, { object: request.params.sector, id: request.params.id }),
   );
+
+  routes.post('/api/operator/fetch_live', async (request) => deps.reads.fetchLive({ kind: 'operator', requestId: request.id }, request.body));
 
   routes.get('/api/operator/context', async () => deps.reads.describeContext(OPERATOR));
 

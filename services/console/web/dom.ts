@@ -1,0 +1,102 @@
+/**
+ * The page's only way to make elements. Every value is set as a text node or a property, never parsed as
+ * markup: agent arguments, provider errors and record fields are data from outside (design 7.2).
+ */
+type Child = Node | string | number | null | undefined | false;
+type Props = Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>;
+
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(props)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (typeof value === 'function') element.addEventListener(name.replace(/^on/, ''), value);
+    else if (name === 'class') element.className = String(value);
+    else if (name in element && name !== 'list' && name !== 'form') (element as unknown as Record<string, unknown>)[name] = value;
+    else element.setAttribute(name, value === true ? '' : String(value));
+  }
+  append(element, ...children);
+  return element;
+}
+
+export function append(parent: Node, ...children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+  }
+}
+
+export function replace(parent: Element, ...children: Child[]): void {
+  parent.replaceChildren();
+  append(parent, ...children);
+}
+
+let nextId = 0;
+/** A unique id, to tie a label to its control. */
+export const uid = (prefix: string) => `${prefix}-${++nextId}`;
+
+/** A labelled control: the label names it for a screen reader and for a click. */
+export function labelled(label: string, control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement, hint?: string): HTMLElement {
+  if (!control.id) control.id = uid('field');
+  const hintElement = hint ? h('small', { id: `${control.id}-hint`, class: 'hint' }, hint) : null;
+  if (hintElement) control.setAttribute('aria-describedby', hintElement.id);
+  return h('div', { class: 'field' }, h('label', { htmlFor: control.id }, label), control, hintElement);
+}
+
+export function select(options: ReadonlyArray<readonly [string, string]>, value?: string): HTMLSelectElement {
+  const element = h('select', {}, ...options.map(([optionValue, text]) => h('option', { value: optionValue }, text)));
+  if (value !== undefined) element.value = value;
+  return element;
+}
+
+/** A time in the browser's zone, with the UTC instant on hover (and in `datetime`). */
+export function time(iso: string | null | undefined, empty = '—'): HTMLElement {
+  if (!iso) return h('span', {}, empty);
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return h('span', {}, iso);
+  const local = at.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return h('time', { dateTime: at.toISOString(), title: `${at.toISOString().replace('T', ' ').replace('Z', ' UTC')}` }, local);
+}
+
+/** A status line that screen readers announce; `kind` colours it. */
+export function notice(text: string, kind: 'ok' | 'error' | 'warning' | 'info' = 'info'): HTMLElement {
+  return h('p', { class: `notice ${kind}`, role: kind === 'error' ? 'alert' : 'status' }, text);
+}
+
+export function button(text: string, onClick: (event: Event) => void, props: Props = {}): HTMLButtonElement {
+  return h('button', { type: 'button', ...props, onclick: onClick }, text);
+}
+
+/** A table with a caption, header cells with scope, and a wrapper that scrolls sideways on a phone. */
+export function table(caption: string, headers: readonly string[], rows: ReadonlyArray<readonly Child[]>, empty: string): HTMLElement {
+  if (rows.length === 0) return h('p', { class: 'empty' }, empty);
+  return h(
+    'div',
+    { class: 'table-wrap', tabIndex: 0, role: 'region', 'aria-label': caption },
+    h(
+      'table',
+      {},
+      h('caption', { class: 'visually-hidden' }, caption),
+      h('thead', {}, h('tr', {}, ...headers.map((header) => h('th', { scope: 'col' }, header)))),
+      h('tbody', {}, ...rows.map((cells) => h('tr', {}, ...cells.map((cell) => h('td', {}, cell))))),
+    ),
+  );
+}
+
+/** Copies a value to the clipboard and says so beside the button. */
+export function copyButton(value: () => string, label = 'Copy'): HTMLElement {
+  const status = h('span', { class: 'copied', role: 'status' });
+  const copy = button(label, async () => {
+    try {
+      await navigator.clipboard.writeText(value());
+      status.textContent = 'Copied';
+    } catch {
+      status.textContent = 'Copy failed: select the text and copy it';
+    }
+  });
+  return h('span', { class: 'copy' }, copy, status);
+}
+
+/** A block of text to paste, with its own copy button. */
+export function snippet(label: string, text: string): HTMLElement {
+  return h('div', { class: 'snippet' }, h('div', { class: 'snippet-head' }, h('span', {}, label), copyButton(() => text)), h('pre', {}, h('code', {}, text)));
+}

@@ -1,0 +1,136 @@
+import { ApiError, call, download, errorText } from './api.ts';
+import { toCsv } from './csv.ts';
+import { button, h, labelled, notice, replace, select, table, time } from './dom.ts';
+import { LEDGER_CSV_HEADERS, LEDGER_PAGE } from './texts.ts';
+import { SECTORS, type AuditRow } from './types.ts';
+
+
+const SINCE_CHOICES = [
+  ['', 'Any date'],
+  ['24h', 'Last 24 hours'],
+  ['7d', 'Last 7 days'],
+  ['30d', 'Last 30 days'],
+] as const;
+const SINCE_MS: Record<string, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
+const DECISIONS = [
+  ['', 'All'],
+  ['allow', 'Admitted'],
+  ['deny', 'Denied'],
+] as const;
+const TOOLS = ['describe_context', 'get_schema', 'query', 'get_record', 'fetch_live', 'list_actions', 'invoke_action', 'initialize', 'oauth_token', 'ingest', 'export', 'set_sync_interval'];
+
+function datalist(id: string, values: readonly string[]): HTMLDataListElement {
+  return h('datalist', { id }, ...values.map((value) => h('option', { value })));
+}
+
+function decisionCell(row: AuditRow): HTMLElement {
+  if (row.decision === 'deny') return h('span', { class: 'decision deny' }, `denied${row.deny_reason ? `: ${row.deny_reason}` : ''}`);
+  return h('span', { class: `decision allow ${row.outcome}` }, row.outcome === 'error' ? 'admitted, failed' : 'admitted');
+}
+
+/**
+ * The ledger (spec 4.5): six columns, pages of 100 through the API's cursor, filters by agent, tool,
+ * sector, since and decision, and an Export CSV of the rows on screen (the operator's own read: no row).
+ */
+export async function renderLedger(root: HTMLElement): Promise<void> {
+  const agent = h('input', { type: 'text', name: 'agent', autocomplete: 'off', spellcheck: false });
+  const tool = h('input', { type: 'text', name: 'tool', autocomplete: 'off', spellcheck: false });
+  tool.setAttribute('list', 'ledger-tools');
+  const sector = h('input', { type: 'text', name: 'sector', autocomplete: 'off', spellcheck: false });
+  sector.setAttribute('list', 'ledger-sectors');
+  const since = select(SINCE_CHOICES);
+  const decisionName = 'ledger-decision';
+  const decisionRadios = DECISIONS.map(([value, text]) => ({ input: h('input', { type: 'radio', name: decisionName, value, checked: value === '' }), text }));
+  const decision = h(
+    'fieldset',
+    { class: 'toggle' },
+    h('legend', {}, 'Decision'),
+    ...decisionRadios.map(({ input, text }) => h('label', { class: 'check' }, input, ` ${text}`)),
+  );
+  const status = h('div', { class: 'messages' });
+  const results = h('div');
+  const more = button('Load the next 100', () => void load(false), { disabled: true });
+  const exportButton = button('Export CSV', () => exportCsv(), { disabled: true });
+  const count = h('p', { class: 'count', role: 'status' });
+
+  let rows: AuditRow[] = [];
+  let next: string | null = null;
+  let query = new URLSearchParams();
+
+  function filters(): URLSearchParams {
+    const params = new URLSearchParams({ limit: String(LEDGER_PAGE) });
+    if (agent.value.trim()) params.set('agent', agent.value.trim());
+    if (tool.value.trim()) params.set('tool', tool.value.trim());
+    if (sector.value.trim()) params.set('sector', sector.value.trim());
+    const window = SINCE_MS[since.value];
+    if (window) params.set('since', new Date(Date.now() - window).toISOString());
+    const chosen = decisionRadios.find(({ input }) => input.checked)?.input.value ?? '';
+    if (chosen) params.set('decision', chosen);
+    return params;
+  }
+
+  function draw() {
+    const cells = rows.map((row) => [
+      time(row.created_at),
+      row.agent_id ?? h('span', { class: 'muted' }, '—'),
+      row.tool,
+      row.sector ?? h('span', { class: 'muted' }, '—'),
+      h('code', { class: 'args', title: JSON.stringify(row.args) }, JSON.stringify(row.args)),
+      decisionCell(row),
+    ]);
+    replace(results, table('The ledger', ['Time', 'Who', 'Tool', 'Sector', 'Args', 'Decision'], cells, 'No rows match.'));
+    count.textContent = `${rows.length} row${rows.length === 1 ? '' : 's'} loaded${next ? '; older rows remain' : ''}.`;
+    more.disabled = next === null;
+    exportButton.disabled = rows.length === 0;
+  }
+
+  async function load(fresh: boolean) {
+    if (fresh) {
+      query = filters();
+      rows = [];
+      next = null;
+    }
+    const params = new URLSearchParams(query);
+    if (!fresh && next) params.set('before', next);
+    try {
+      const response = await call('GET', `/api/audit?${params.toString()}`);
+      const page = (await response.json()) as AuditRow[];
+      rows = [...rows, ...page];
+      next = response.headers.get('x-gateway-audit-has-more') === 'true' ? response.headers.get('x-gateway-audit-next') : null;
+      status.replaceChildren();
+      draw();
+    } catch (error) {
+      replace(status, notice(error instanceof ApiError ? error.message : errorText(error), 'error'));
+    }
+  }
+
+  function exportCsv() {
+    const records = rows.map((row) => ({ ...row, args: JSON.stringify(row.args) }));
+    download(`ledger-${new Date().toISOString().slice(0, 19).replaceAll(':', '')}.csv`, toCsv(LEDGER_CSV_HEADERS, records), 'text/csv');
+  }
+
+  const form = h(
+    'form',
+    { class: 'filters', 'aria-label': 'Filter the ledger' },
+    labelled('Agent', agent, 'Exact agent name, or "operator"'),
+    labelled('Tool', tool),
+    labelled('Sector', sector, 'Hides rows with no sector'),
+    labelled('Since', since),
+    decision,
+    h('div', { class: 'form-acts' }, h('button', { type: 'submit' }, 'Apply filters'), button('Clear', () => {
+      form.reset();
+      void load(true);
+    })),
+    datalist('ledger-tools', TOOLS),
+    datalist('ledger-sectors', SECTORS),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void load(true);
+  });
+  for (const { input } of decisionRadios) input.addEventListener('change', () => void load(true));
+  since.addEventListener('change', () => void load(true));
+
+  replace(root, form, status, h('div', { class: 'toolbar' }, count, exportButton, button('Refresh', () => void load(true))), results, h('div', { class: 'toolbar' }, more));
+  await load(true);
+}

@@ -1,0 +1,59 @@
+import { renderConnectBand } from './connect-band.ts';
+import { h, replace } from './dom.ts';
+import { renderAgents } from './agents.ts';
+import { renderConnections } from './connections.ts';
+import { renderLedger } from './ledger.ts';
+import { renderInspector } from './inspector.ts';
+import { renderExport } from './export.ts';
+import { renderSettings } from './settings.ts';
+import { renderStatus } from './status.ts';
+
+type Screen = { id: string; title: string; render(main: HTMLElement): Promise<void> | void };
+
+const SCREENS: Screen[] = [
+  { id: 'agents', title: 'Agents', render: renderAgents },
+  { id: 'connections', title: 'Connections', render: renderConnections },
+  { id: 'ledger', title: 'The ledger', render: renderLedger },
+  { id: 'data', title: 'Data inspector', render: renderInspector },
+  { id: 'export', title: 'Export', render: renderExport },
+  { id: 'settings', title: 'Settings', render: renderSettings },
+  { id: 'status', title: 'Status', render: renderStatus },
+];
+
+const BAND_REFRESH_MS = 5_000;
+
+function current(): Screen {
+  const id = location.hash.replace(/^#/, '').split('?')[0];
+  return SCREENS.find((screen) => screen.id === id) ?? (SCREENS[0] as Screen);
+}
+
+async function show(focus: boolean): Promise<void> {
+  const screen = current();
+  const main = document.getElementById('main') as HTMLElement;
+  for (const link of document.querySelectorAll<HTMLAnchorElement>('nav a')) {
+    if (link.hash === `#${screen.id}`) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  document.title = `${screen.title} · Personal Context Gateway`;
+  const heading = h('h2', { tabIndex: -1, id: 'screen-title' }, screen.title);
+  const body = h('div', { class: 'screen', id: `screen-${screen.id}` });
+  replace(main, heading, body);
+  main.dataset.screen = screen.id;
+  if (focus) heading.focus();
+  await screen.render(body);
+  main.dataset.ready = screen.id;
+}
+
+function start(): void {
+  const nav = document.getElementById('screens') as HTMLElement;
+  replace(nav, h('ul', {}, ...SCREENS.map((screen) => h('li', {}, h('a', { href: `#${screen.id}` }, screen.title)))));
+  const band = document.getElementById('connect-band') as HTMLElement;
+  const refresh = () => void renderConnectBand(band);
+  refresh();
+  setInterval(refresh, BAND_REFRESH_MS);
+  document.addEventListener('console:changed', refresh);
+  window.addEventListener('hashchange', () => void show(true));
+  void show(false);
+}
+
+start();

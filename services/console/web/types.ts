@@ -1,0 +1,61 @@
+/** The shapes the page reads from the Console's routes (their schemas live in the Console process). */
+export const SECTORS = ['finance', 'health', 'mail', 'contacts', 'calendar', 'home'] as const;
+
+export type Agent = { name: string; sectors: string[]; createdAt: string; expiresAt: string | null; revokedAt: string | null; updatedAt: string; status: 'active' | 'revoked' | 'expired' };
+export type IssuedKey = { name: string; sectors: string[]; createdAt: string; expiresAt: string | null; key: string };
+
+export type AuditRow = {
+  id: string;
+  agent_id: string | null;
+  tool: string;
+  sector: string | null;
+  decision: 'allow' | 'deny';
+  deny_reason: string | null;
+  args: unknown;
+  result_count: number;
+  outcome: 'ok' | 'error';
+  request_id: string;
+  created_at: string;
+};
+
+export type JsonSchema = { type?: string; format?: string; properties?: Record<string, JsonSchema>; required?: string[]; minLength?: number; maxLength?: number; description?: string; title?: string };
+
+export type Provider = {
+  kind: string;
+  displayName: string;
+  sectors: string[];
+  objects: string[];
+  signIn: string;
+  defaultSyncIntervalMinutes: number | null;
+  credentials: JsonSchema | null;
+};
+
+export type Connection = {
+  id: string;
+  provider: string;
+  providerName: string;
+  sector: string;
+  displayName: string;
+  status: string;
+  health: string;
+  signIn: string;
+  syncIntervalMinutes: number | null;
+  lastSyncedAt: string | null;
+  lastError: string | null;
+  actionCount: number;
+  ingestPath?: string;
+  hasIngestSecret: boolean;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export type Settings = { publicOrigin: string | null; mcpUrl: string | null };
+
+export type Unavailable = { unavailable: string };
+export type Status = {
+  dependencies: { postgres: string; redis: string };
+  mcp: { served: true; address: string; sessions: number; lastSeenAt: string } | { served: false; message: string } | ({ served: null } & Unavailable);
+  queues: { sync: Record<string, number> | Unavailable; live: Record<string, number> | Unavailable };
+  connections: Array<{ id: string; sector: string; provider: string; display_name: string; status: string; last_synced_at: string | null; last_error: string | null }> | Unavailable;
+  audit: { queued: number | Unavailable; dropped: unknown };
+};
