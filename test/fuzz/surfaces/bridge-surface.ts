@@ -65,6 +65,9 @@ export const hostSurface: Surface = {
     const bare = (request.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
     const allowed = ['localhost', '127.0.0.1', '[::1]'].includes(bare);
     if (!allowed && (answer.status !== 403 || answer.body !== '{"error":"forbidden host"}')) return ['spec 5: a disallowed Host gets 403 {"error":"forbidden host"}'];
+    // A state-changing request from a page (an Origin that is not the Console's own) is refused: design 7.2.
+    const crossSite = request.method !== 'GET' && request.headers.origin !== undefined;
+    if (allowed && crossSite && answer.status === 403) return answer.body === '{"error":"cross-site request refused"}' ? [] : ['design 7.2: a cross-site request is refused with its own message'];
     if (allowed && answer.status === 403) return ['spec 5: an allowed Host is served'];
     return [];
   },
