@@ -1,6 +1,7 @@
 import path from 'node:path';
 import pg from 'pg';
-import { ensureDatabase, runMigrations } from '@pcg/shared/db';
+import { createConnectionQueries } from '@pcg/shared/connections';
+import { ensureDatabase, openDatabase, runMigrations } from '@pcg/shared/db';
 import { resolvePostgres, withDatabase } from '../local-services/index.ts';
 
 /**
@@ -24,4 +25,24 @@ export async function openBenchDatabase(name: string): Promise<{ url: string; dr
       await server.stop?.();
     },
   };
+}
+
+/** The one finance connection a benchmark's rows belong to, made the way the Console makes one. */
+export const BENCH_CONNECTION_ID = '00000000-0000-0000-0000-00000000b0b0';
+
+export async function insertBenchConnection(url: string): Promise<void> {
+  const db = await openDatabase(url);
+  try {
+    await createConnectionQueries(db).insert({
+      id: BENCH_CONNECTION_ID,
+      provider: 'bench',
+      sector: 'finance',
+      displayName: 'Benchmark data',
+      signInId: null,
+      ingestSecretHash: null,
+      syncIntervalMinutes: null,
+    });
+  } finally {
+    await db.end();
+  }
 }

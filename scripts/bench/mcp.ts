@@ -10,7 +10,7 @@ import { findObject, type ObjectDef } from '@pcg/shared/sectors';
 import { createTestAgent } from '@pcg/testkit/testing';
 import { pageSql } from '../../shared/src/query/query-sql.ts';
 import { freePort } from '../local-services/index.ts';
-import { openBenchDatabase } from './bench-database.ts';
+import { insertBenchConnection, openBenchDatabase } from './bench-database.ts';
 import { callTool, openSession } from './mcp-client.ts';
 import { ms, printTable, summarize, timed } from './stats.ts';
 
@@ -30,7 +30,7 @@ const redisUrl = process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
 const bench = await openBenchDatabase(database);
 const url = bench.url;
 const raw = new pg.Pool({ connectionString: url });
-await raw.query(`INSERT INTO connections (id, user_id, provider, sector) VALUES ('00000000-0000-0000-0000-00000000b0b0', 1, 'bench', 'finance')`);
+await insertBenchConnection(url);
 await raw.query(`
   INSERT INTO finance_transactions (connection_id, source, source_id, posted_on, amount, currency, description, category, pending)
   SELECT '00000000-0000-0000-0000-00000000b0b0', 'bench', 'tx-' || g, date '2026-11-22' - (g % 700), round(((g::bigint * 7919) % 40000 - 30000) / 100.0, 2),

@@ -3,7 +3,7 @@ import { openDatabase } from '@pcg/shared/db';
 import { createQueryEngine, planQuery, QueryInputSchema } from '@pcg/shared/query';
 import { findObject, type ObjectDef } from '@pcg/shared/sectors';
 import { aggregateSql, pageSql } from '../../shared/src/query/query-sql.ts';
-import { openBenchDatabase } from './bench-database.ts';
+import { insertBenchConnection, openBenchDatabase } from './bench-database.ts';
 import { ms, printTable, summarize, timed } from './stats.ts';
 
 /**
@@ -22,8 +22,7 @@ const raw = new pg.Pool({ connectionString: url, max: 10 });
 
 console.log(`filling ${ROWS.toLocaleString()} transactions…`);
 // Filled through plain pg: the service pool's 30 s statement timeout is too short for a million rows.
-await raw.query(`
-  INSERT INTO connections (id, user_id, provider, sector) VALUES ('00000000-0000-0000-0000-00000000b0b0', 1, 'bench', 'finance')`);
+await insertBenchConnection(url);
 await raw.query(`
   INSERT INTO finance_transactions (connection_id, source, source_id, account_id, posted_on, amount, currency, description, merchant_name, category, pending)
   SELECT '00000000-0000-0000-0000-00000000b0b0', 'bench', 'tx-' || g, 'acc-' || (g % 3),

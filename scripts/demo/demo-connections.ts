@@ -1,21 +1,28 @@
-import { sql, type DatabasePool } from 'slonik';
-import { z } from 'zod';
+import { randomUUID } from 'node:crypto';
+import { createConnectionQueries } from '@pcg/shared/connections';
+import type { DatabasePool } from '@pcg/shared/db';
 import type { Sector } from '@pcg/shared/sectors';
 
 export const DEMO_PROVIDER = 'demo';
 
 /** The demo connection of a sector, created on first use, so seeding twice fills the same one. */
 export async function ensureDemoConnection(db: DatabasePool, sector: Sector): Promise<string> {
-  const existing = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-    SELECT id::text AS id FROM connections WHERE user_id = 1 AND provider = ${DEMO_PROVIDER} AND sector = ${sector}
-    ORDER BY created_at LIMIT 1`);
-  if (existing) return existing;
-  return db.oneFirst(sql.type(z.object({ id: z.string() }))`
-    INSERT INTO connections (user_id, provider, sector, display_name, status)
-    VALUES (1, ${DEMO_PROVIDER}, ${sector}, ${`Demo ${sector}`}, 'active')
-    RETURNING id::text AS id`);
+  const connections = createConnectionQueries(db);
+  const existing = (await connections.inSectors([sector])).find((connection) => connection.provider === DEMO_PROVIDER);
+  if (existing) return existing.id;
+  const created = await connections.insert({
+    id: randomUUID(),
+    provider: DEMO_PROVIDER,
+    sector,
+    displayName: `Demo ${sector}`,
+    signInId: null,
+    ingestSecretHash: null,
+    syncIntervalMinutes: null,
+  });
+  return created.id;
 }
 
+/** The demo data arrived: the connection's data age starts now. */
 export async function markSynced(db: DatabasePool, connectionId: string): Promise<void> {
-  await db.query(sql.unsafe`UPDATE connections SET last_synced_at = now(), last_error = NULL, updated_at = now() WHERE id = ${connectionId}::uuid`);
+  await createConnectionQueries(db).recordPush(connectionId);
 }

@@ -1,14 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { AggregatorRegistry, Counter, Gauge, type PrometheusContentType, type Registry } from 'prom-client';
-import { sql, type DatabasePool } from 'slonik';
-import { z } from 'zod';
+import type { DatabasePool } from 'slonik';
 import { AUDIT_DROP_REASONS, readAuditDrops, readAuditQueueDepth, type AuditDropReason } from '@pcg/shared/audit';
+import { createConnectionQueries } from '@pcg/shared/connections';
 import type { Logger } from '@pcg/shared/logger';
 import { readPublishedMetrics, type Metrics } from '@pcg/shared/metrics';
 import type { Redis } from '@pcg/shared/redis';
 import { readPart, readRedisPart } from '@pcg/shared/status';
-
-const DataAgeRow = z.object({ id: z.string(), sector: z.string(), provider: z.string(), age_seconds: z.number() });
 
 /** Adds one gauge to the scrape's registry, its values read just now. */
 function gauge(registry: Registry, name: string, help: string, labelNames: string[], values: Array<{ labels: Record<string, string>; value: number }>): void {
@@ -29,11 +27,7 @@ export function registerMetricsRoute(app: FastifyInstance, deps: { db: DatabaseP
       readRedisPart(deps.redis, () => readPublishedMetrics(deps.redis)),
       readRedisPart(deps.redis, () => readAuditQueueDepth(deps.redis)),
       readPart('postgres', () => readAuditDrops(deps.db)),
-      readPart('postgres', () =>
-        deps.db.any(sql.type(DataAgeRow)`
-          SELECT id::text AS id, sector, provider, extract(epoch FROM now() - last_synced_at)::float8 AS age_seconds
-          FROM connections WHERE user_id = 1 AND last_synced_at IS NOT NULL ORDER BY id`),
-      ),
+      readPart('postgres', () => createConnectionQueries(deps.db).list()),
     ]);
     const snapshots = published.ok ? published.value : [];
     const registry = AggregatorRegistry.aggregate<PrometheusContentType>([await deps.metrics.registry.getMetricsAsJSON(), ...snapshots.map((snapshot) => snapshot.metrics)]);
@@ -48,7 +42,9 @@ export function registerMetricsRoute(app: FastifyInstance, deps: { db: DatabaseP
     }
     if (ages.ok) {
       gauge(registry, 'pcg_connection_data_age_seconds', 'Seconds since each connection last synced (never-synced connections are absent).', ['connection', 'sector', 'provider'],
-        ages.value.map((row) => ({ labels: { connection: row.id, sector: row.sector, provider: row.provider }, value: Math.max(0, row.age_seconds) })));
+        ages.value.flatMap((row) =>
+          row.last_synced_at === null ? [] : [{ labels: { connection: row.id, sector: row.sector, provider: row.provider }, value: Math.max(0, (Date.now() - Date.parse(row.last_synced_at)) / 1000) }],
+        ));
     }
     if (!published.ok || !depth.ok || !drops.ok || !ages.ok) deps.log.warn('metrics scraped with a store down; its metrics are left out');
     return reply.header('content-type', registry.contentType).send(await registry.metrics());
