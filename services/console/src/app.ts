@@ -74,7 +74,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
     // Node answers a Host-less HTTP/1.1 request with its own 400 unless told not to; the Host check
     // answers it with the 403 of spec 5 instead.
     serverFactory: (handler) => createServer({ requireHostHeader: false }, handler),
-    maxParamLength: MAX_PATH_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: answerFrameworkErrors({
       refuseUndecodablePush: sourcesDeps ? (request, reply) => refuseUndecodablePush(sourcesDeps.audit, request, reply) : undefined,
     }),
