@@ -8,6 +8,7 @@ import { QueryInputSchema, type QueryResult } from './query-input.ts';
 import { EXPECTED_TEXT, planQuery, type QueryPlan } from './query-plan.ts';
 import { isStorableText } from './query-values.ts';
 import { aggregateSql, cursorColumn, pageSql } from './query-sql.ts';
+import { sizedPage } from './query-page.ts';
 
 const AnyRow = z.record(z.string(), z.unknown());
 
@@ -58,18 +59,11 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
       const cursorValues = parsed.data.cursor ? (await cursors()).decode(shape, parsed.data.cursor) : undefined;
       if (cursorValues && cursorValues.length !== plan.order.length) throw new QueryError(CURSOR_SHAPE_MISMATCH);
       const rows = await rowsOf(plan, pageSql(plan, cursorValues), cursorValues !== undefined);
-      const hasMore = rows.length > plan.limit;
-      const page = rows.slice(0, plan.limit);
       const selected = plan.select.map((f) => f.name);
-      const result: QueryResult = {
-        object: object.name,
-        rows: page.map((row) => Object.fromEntries(selected.map((name) => [name, row[name] ?? null]))),
-        row_count: page.length,
-        has_more: hasMore,
-      };
-      const last = page.at(-1);
-      if (hasMore && last) result.next_cursor = (await cursors()).encode(shape, plan.order.map((_, i) => (last[cursorColumn(i)] as string | null) ?? null));
-      return result;
+      const project = (row: Record<string, unknown>) => Object.fromEntries(selected.map((name) => [name, row[name] ?? null]));
+      return sizedPage(object.name, rows, plan.limit, project, async (last) =>
+        (await cursors()).encode(shape, plan.order.map((_, i) => (last[cursorColumn(i)] as string | null) ?? null)),
+      );
     },
 
     async getRecord(object, id) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PAGE_BUDGET_CHARS } from './query-budget.ts';
 
 export const FILTER_OPS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'not_in', 'contains', 'starts_with', 'is_null', 'between'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
@@ -62,14 +63,19 @@ export const QueryInputSchema = z
     object: z.string().min(1).max(128).describe('The object to read, e.g. finance.transaction. One object of one sector per query.'),
     where: z.array(FilterSchema).max(20).optional().describe('Filters, all of which must hold.'),
     order_by: z.array(OrderSchema).max(5).optional().describe("Sort order; defaults to the object's natural order."),
-    select: z.array(FieldName).min(1).max(100).optional().describe('Fields to return; id is always included. Default: every field.'),
+    select: z
+      .array(FieldName)
+      .min(1)
+      .max(100)
+      .optional()
+      .describe(`Fields to return; id is always included. Default: every field. Pages also end at ${PAGE_BUDGET_CHARS} characters, so fewer fields means more rows per page.`),
     limit: z
       .number()
       .int()
       .min(1)
       .optional()
       .transform((value) => Math.min(value ?? DEFAULT_LIMIT, MAX_LIMIT))
-      .describe(`Rows per page, 1 to ${MAX_LIMIT} (larger values are capped); default ${DEFAULT_LIMIT}.`),
+      .describe(`Rows per page, 1 to ${MAX_LIMIT} (larger values are capped); default ${DEFAULT_LIMIT}. A page may end sooner at ${PAGE_BUDGET_CHARS} characters (cut_for_size: true).`),
     cursor: z
       .string()
       .max(4_096)
@@ -87,4 +93,10 @@ export type QueryResult = {
   row_count: number;
   has_more: boolean;
   next_cursor?: string;
+  /** Set when the page ended before `limit` because of the size budget. */
+  cut_for_size?: true;
+  /** Rows too large for a page on their own, and which of their fields were cut. */
+  fields_cut?: Array<{ id: unknown; fields: string[] }>;
+  /** What a cut page or a cut row means and how to get the rest. */
+  notice?: string;
 };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { QueryInputSchema } from '@pcg/shared/query';
+import { PAGE_BUDGET_CHARS, QueryInputSchema } from '@pcg/shared/query';
 import { FetchLiveInputSchema, GetRecordInputSchema, GetSchemaInputSchema, type ReadService } from '@pcg/shared/reads';
 import type { ToolDef } from './tool-types.ts';
 
@@ -30,7 +30,7 @@ export function readTools(reads: ReadService): ToolDef[] {
       name: 'query',
       title: 'Query',
       description:
-        'Structured read of ONE object in ONE sector from the local cache: filters, ordering, field selection, or an aggregate. Pages are capped; has_more: true means this is one page, and next_cursor fetches the next.',
+        `Structured read of ONE object in ONE sector from the local cache: filters, ordering, field selection, or an aggregate. Pages are capped at limit rows and at ${PAGE_BUDGET_CHARS} characters; has_more: true means this is one page, and next_cursor fetches the next. A page cut for size says so (cut_for_size); name fewer fields with select to get more rows per page.`,
       inputSchema: QueryInputSchema,
       annotations: READ_ONLY,
       handler: (args, caller) => reads.query(caller, args),
