@@ -5,3 +5,4 @@ export * from './query-cursor.ts';
 export * from './query-engine.ts';
 export * from './query-values.ts';
 export * from './query-budget.ts';
+export * from './query-dates.ts';

@@ -184,7 +184,9 @@ describe('aggregate', () => {
   it.each([
     [{ aggregate: { metrics: [{ fn: 'sum', field: 'description' }] } }, "field 'description' cannot be used here; sum-able fields: amount"],
     [{ aggregate: { metrics: [{ fn: 'avg' }] } }, 'avg needs a field'],
-    [{ aggregate: { metrics: [{ fn: 'count' }] }, cursor: 'x' }, 'aggregates come in one page'],
+    [{ aggregate: { metrics: [{ fn: 'count' }] }, cursor: 'x' }, 'not a cursor this gateway issued'],
+    [{ aggregate: { group_by: ['category'], metrics: [{ fn: 'count' }] }, order_by: [{ field: 'amount', direction: 'asc' }] }, "order_by.0: 'amount' is not an output of this aggregate; order by one of: category, count"],
+    [{ aggregate: { group_by: [{ field: 'amount', bucket: 'week' }], metrics: [{ fn: 'count' }] } }, "aggregate.group_by.0.field: field 'amount' cannot be used here; date or timestamp fields: synced_at, posted_on, authorized_on"],
   ])('refuses misuse: %j', async (input, message) => {
     await expect(q(input)).rejects.toThrow(message);
   });

@@ -34,6 +34,11 @@ export type ObjectDef = {
   notes: readonly string[];
   /** Field → what to know about it. */
   fieldDocs: Readonly<Record<string, string>>;
+  /**
+   * Spans a row covers, start and end field: the `overlaps` filter takes the start field. The end is
+   * exclusive (an instant, or the day after the last day of an all-day event).
+   */
+  spans?: ReadonlyArray<{ start: string; end: string }>;
   /** Order used when a query names none; `id` is always appended as the tiebreak. */
   defaultOrder: ReadonlyArray<{ field: string; direction: 'asc' | 'desc' }>;
 };

@@ -32,5 +32,6 @@ export const calendarEvent: ObjectDef = {
     start_date: 'Local date; set only when all_day is true.',
     end_date: 'Exclusive.',
   },
+  spans: [{ start: 'start_at', end: 'end_at' }, { start: 'start_date', end: 'end_date' }],
   defaultOrder: [{ field: 'start_at', direction: 'asc' }],
 };

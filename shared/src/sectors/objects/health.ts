@@ -25,6 +25,7 @@ export const healthSample: ObjectDef = {
     unit: 'kcal versus kJ matters for energy metrics.',
     start_at: 'UTC; convert before grouping by local day.',
   },
+  spans: [{ start: 'start_at', end: 'end_at' }],
   defaultOrder: [{ field: 'start_at', direction: 'desc' }],
 };
 
@@ -55,6 +56,7 @@ export const healthWorkout: ObjectDef = {
     duration_s: 'Seconds.',
     strain: 'Wearable-specific score; null for other sources.',
   },
+  spans: [{ start: 'start_at', end: 'end_at' }],
   defaultOrder: [{ field: 'start_at', direction: 'desc' }],
 };
 
@@ -84,5 +86,6 @@ export const healthSleepSession: ObjectDef = {
     asleep_s: 'Seconds; rem_s + deep_s + light_s when stages are known.',
     start_at: 'UTC; the local evening of the night before.',
   },
+  spans: [{ start: 'start_at', end: 'end_at' }],
   defaultOrder: [{ field: 'start_at', direction: 'desc' }],
 };
