@@ -11,6 +11,7 @@ import {
   createCapturingLogger,
   createTestAgent,
   insertTestConnection,
+  collectQueuedAuditRows,
   takeQueuedAuditRows,
   useTestEnvironment,
 } from '@pcg/shared/testing';
@@ -156,7 +157,8 @@ describe('read mirror answers (spec 4.4, 6)', () => {
     const response = await app.inject({ method: 'POST', url: '/api/query', headers: bearer(financeKey), payload: { object: 'mail.message' } });
     expect(response.statusCode).toBe(403);
     expect(response.json().error).toMatch(/sector 'mail' is not granted/);
-    const rows = await takeQueuedAuditRows(testEnv.redis);
+    // A row of the test before may land late: wait for this call's own row.
+    const rows = await collectQueuedAuditRows(testEnv.redis, 1, (row) => row.decision === 'deny');
     expect(rows).toMatchObject([{ agentId: 'mirror-agent', tool: 'query', decision: 'deny', denyReason: 'sector not granted', sector: 'mail' }]);
   });
 
@@ -212,7 +214,8 @@ describe('hostile bodies and values on the mirror and the inspector (issue 12 it
       expect(response.statusCode).toBe(400);
       expect(response.json()).toMatchObject({ error: QUERY_BODY_EXPECTED });
     }
-    const rows = (await takeQueuedAuditRows(testEnv.redis)).filter((row) => row.agentId === 'mirror-agent');
+    // The producer pushes off the response path: collect until all five have landed.
+    const rows = await collectQueuedAuditRows(testEnv.redis, 5, (row) => row.agentId === 'mirror-agent');
     expect(rows).toHaveLength(5);
     expect(rows.every((row) => row.tool === 'query' && row.decision === 'allow' && row.outcome === 'error')).toBe(true);
   });

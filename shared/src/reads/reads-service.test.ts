@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEvent, AuditRecorder } from '../audit/index.ts';
 import { upsertRecords } from '../cache/index.ts';
 import type { Grant } from '../grants/index.ts';
-import { createQueryEngine, type QueryEngine } from '../query/index.ts';
+import { createQueryEngine, localDate, type QueryEngine } from '../query/index.ts';
+import { createTimeZoneQueries, machineTimeZone } from '../settings/index.ts';
 import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '../testing/index.ts';
 import { ValidationError } from './reads-errors.ts';
 import { createReadService, QUERY_BODY_EXPECTED, type ReadService } from './reads-service.ts';
@@ -47,7 +48,8 @@ beforeAll(async () => {
 describe('describe_context', () => {
   it('returns sectors: [] and no connections for an empty grant (spec 5 rule 2)', async () => {
     const result = await reads.describeContext(grant([]));
-    expect(result).toEqual({ service: 'pcg-test', sectors: [], connections: [], now: NOW.toISOString() });
+    const zone = machineTimeZone();
+    expect(result).toEqual({ service: 'pcg-test', sectors: [], connections: [], now: NOW.toISOString(), time_zone: zone, time_zone_source: 'machine', today: localDate(NOW, zone) });
     expect(lastEvent()).toMatchObject({ tool: 'describe_context', decision: 'allow', outcome: 'ok', sector: null, agentId: 'claude' });
   });
 
@@ -63,6 +65,23 @@ describe('describe_context', () => {
       health: 'ok',
       consent_expires_at: '2027-02-01T00:00:00.000Z',
     });
+  });
+});
+
+describe('the person\'s time zone (issue 20)', () => {
+  it('is shown by describe_context and get_schema, and relative dates resolve in it', async () => {
+    const zones = createTimeZoneQueries(testEnv.db);
+    await zones.write('Pacific/Auckland');
+    try {
+      // 12:00Z on 22 November is already the 23rd in Auckland (UTC+13).
+      expect(await reads.describeContext(grant(['finance']))).toMatchObject({ time_zone: 'Pacific/Auckland', time_zone_source: 'setting', today: '2026-11-23' });
+      const schema = (await reads.getSchema(grant(['finance']), {})) as { conventions?: Record<string, unknown> };
+      expect(schema.conventions).toMatchObject({ time_zone: 'Pacific/Auckland', relative_dates: expect.arrayContaining(['last_month', 'last_N_days']), buckets: ['day', 'week', 'month'] });
+      const today = await reads.query(grant(['finance']), { object: 'finance.transaction', where: [{ field: 'posted_on', op: 'eq', value: 'today' }] });
+      expect(today.resolved_dates).toEqual([{ where: 'where.0', field: 'posted_on', relative: 'today', from: '2026-11-23', to: '2026-11-23', time_zone: 'Pacific/Auckland' }]);
+    } finally {
+      await zones.write(null);
+    }
   });
 });
 

@@ -3,7 +3,8 @@ import type { z } from 'zod';
 import type { AuditRecorder } from '../audit/index.ts';
 import type { LiveRequester } from '../live/index.ts';
 import type { Logger } from '../logger/index.ts';
-import { describeZodError, type QueryEngine, type QueryResult } from '../query/index.ts';
+import { BUCKETS, describeZodError, localDate, RELATIVE_DATES, RELATIVE_DATES_DOC, type QueryEngine, type QueryResult } from '../query/index.ts';
+import { createTimeZoneReader, type PersonTimeZone } from '../settings/index.ts';
 import { CATALOGUE, findObject, isSector, objectsOfSector, type ObjectDef, type Sector } from '../sectors/index.ts';
 import { createCallGuard, grantedSectors } from './call-guard.ts';
 import { noActiveConnection, NotFoundError, pushedOnly, RECORD_NOT_FOUND, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
@@ -27,6 +28,8 @@ export type ReadServiceDeps = {
   /** Absent until the live queue is wired; fetch_live then fails with a clear message. */
   live?: LiveRequester;
   now?: () => Date;
+  /** The person's time zone; default: the saved setting, else the machine's zone. */
+  timeZone?: () => Promise<PersonTimeZone>;
 };
 
 /** The answer to a query whose input is missing or not a JSON object (a bare `null`, a list, a string). */
@@ -49,6 +52,7 @@ function health(row: ConnectionRow, ageSeconds: number | null): string {
  */
 export function createReadService(deps: ReadServiceDeps) {
   const { audited, checkSector, now } = createCallGuard(deps);
+  const personZone = deps.timeZone ?? createTimeZoneReader(deps.db);
 
   function objectOf(name: string, sector: Sector): ObjectDef {
     const object = findObject(name);
@@ -89,7 +93,9 @@ export function createReadService(deps: ReadServiceDeps) {
           if (row.sector === 'finance') summary.consent_expires_at = row.consent_expires_at;
           return summary;
         });
-        return { result: { service: deps.serviceName, sectors, connections, now: at.toISOString() }, count: connections.length };
+        const { zone, source } = await personZone();
+        const result: DescribeContextResult = { service: deps.serviceName, sectors, connections, now: at.toISOString(), time_zone: zone, time_zone_source: source, today: localDate(at, zone) };
+        return { result, count: connections.length };
       }) as Promise<DescribeContextResult>;
     },
 
@@ -119,7 +125,15 @@ export function createReadService(deps: ReadServiceDeps) {
             fieldDocs,
           }),
         );
-        return { result: { objects }, count: objects.length };
+        const { zone } = await personZone();
+        const conventions = {
+          time_zone: zone,
+          relative_dates: RELATIVE_DATES,
+          relative_dates_rule: RELATIVE_DATES_DOC,
+          buckets: BUCKETS,
+          buckets_rule: `aggregate.group_by takes {field, bucket} with bucket ${BUCKETS.join(', ')} on a date or timestamp field, in time_zone; the output is named <field>_<bucket> and holds the first local day of the bucket (weeks start on Monday).`,
+        };
+        return { result: { objects, conventions }, count: objects.length };
       }) as Promise<{ objects: unknown[] }>;
     },
 
@@ -128,7 +142,7 @@ export function createReadService(deps: ReadServiceDeps) {
         if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ValidationError(QUERY_BODY_EXPECTED);
         const name = (input as { object?: unknown }).object;
         if (typeof name !== 'string' || sector === null) throw new ValidationError("object: name the object to read, e.g. 'finance.transaction'");
-        const result = await deps.engine.query(objectOf(name, sector as Sector), input);
+        const result = await deps.engine.query(objectOf(name, sector as Sector), input, { now, timeZone: async () => (await personZone()).zone });
         return { result, count: result.row_count };
       }) as Promise<QueryResult>;
     },

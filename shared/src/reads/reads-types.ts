@@ -43,4 +43,9 @@ export type DescribeContextResult = {
   sectors: string[];
   connections: ConnectionSummary[];
   now: string;
+  /** The person's IANA time zone: relative dates, local buckets and local dates use it. */
+  time_zone: string;
+  time_zone_source: 'setting' | 'machine';
+  /** Today's date in that zone. */
+  today: string;
 };
