@@ -7,9 +7,9 @@ import { BUCKETS, describeZodError, localDate, RELATIVE_DATES, RELATIVE_DATES_DO
 import { createTimeZoneReader, type PersonTimeZone } from '../settings/index.ts';
 import { CATALOGUE, findObject, isSector, objectsOfSector, type ObjectDef, type Sector } from '../sectors/index.ts';
 import { createCallGuard, grantedSectors } from './call-guard.ts';
-import { noActiveConnection, NotFoundError, pushedOnly, RECORD_NOT_FOUND, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
-import { findProvider } from '../providers/index.ts';
-import { activeConnections, connectionsInSectors, type ConnectionRow } from './reads-queries.ts';
+import { NotFoundError, RECORD_NOT_FOUND, unknownSector, ValidationError } from './reads-errors.ts';
+import { fetchLiveRows, type FetchLiveResult } from './live-reads.ts';
+import { connectionsInSectors, type ConnectionRow } from './reads-queries.ts';
 import {
   FetchLiveInputSchema,
   GetRecordInputSchema,
@@ -160,7 +160,7 @@ export function createReadService(deps: ReadServiceDeps) {
       }) as Promise<{ object: string; record: Record<string, unknown> }>;
     },
 
-    fetchLive(caller: Caller, input: unknown): Promise<{ object: string; rows: unknown[]; live: true }> {
+    fetchLive(caller: Caller, input: unknown): Promise<FetchLiveResult> {
       return audited(
         caller,
         'fetch_live',
@@ -169,27 +169,13 @@ export function createReadService(deps: ReadServiceDeps) {
         async (sector) => {
           const request = parse(FetchLiveInputSchema, input);
           const object = objectOf(request.object, sector as Sector);
-          const active = await activeConnections(deps.db, object.sector);
-          if (active.length === 0) throw noActiveConnection(object.sector);
-          // Push-only sources (a phone that posts its exports) cannot be asked; unknown providers are asked.
-          const connections = active
-            .filter(({ provider }) => {
-              const descriptor = findProvider(provider);
-              return !descriptor || (descriptor.signIn !== 'push' && descriptor.objects.includes(object.name));
-            })
-            .map(({ id }) => id);
-          if (connections.length === 0) throw pushedOnly(object.name);
-          if (!deps.live) throw new UpstreamError('live reads are not available: the sync-worker is not connected');
-          const rows: unknown[] = [];
-          for (const connectionId of connections) {
-            const answer = await deps.live.fetchLive({ connectionId, object: object.name, id: request.id, where: request.where });
-            rows.push(...answer.rows.map((row) => ({ connection_id: connectionId, ...row })));
-          }
-          return { result: { object: object.name, rows, live: true }, count: rows.length };
+          const result = await fetchLiveRows(deps.db, deps.live, { object, id: request.id, where: request.where, connectionId: request.connection_id });
+          const answered = result.connections.some((connection) => connection.status === 'answered');
+          return { result, count: result.rows.length, outcome: answered ? 'ok' : 'error' };
         },
         // The operator's fetch_live is a Console act and is recorded (spec 6).
         { auditOperator: true },
-      ) as Promise<{ object: string; rows: unknown[]; live: true }>;
+      ) as Promise<FetchLiveResult>;
     },
   };
 }

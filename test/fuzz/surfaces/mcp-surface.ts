@@ -23,6 +23,7 @@ const aggregate = fc.oneof(
   hostileJson,
 );
 const some = { requiredKeys: [] as [] };
+const connectionId = plausible(['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '']);
 
 /** Each tool's own argument shape, with hostile values where its checks must hold; sometimes anything at all. */
 const toolCalls: Record<(typeof TOOLS)[number], fc.Arbitrary<unknown>> = {
@@ -30,9 +31,12 @@ const toolCalls: Record<(typeof TOOLS)[number], fc.Arbitrary<unknown>> = {
   get_schema: fc.record({ sector: plausible(SECTORS) }, some),
   query: fc.record({ object: plausible(OBJECTS, 6), where, order_by: orderBy, select: fc.array(plausible(FIELDS), { maxLength: 3 }), limit: fc.oneof(fc.integer({ min: 1, max: 200 }), hostileNumber), cursor: hostileText, aggregate }, { requiredKeys: ['object'] }),
   get_record: fc.record({ object: plausible(OBJECTS, 6), id: fc.oneof(hostileText, hostileNumber) }, { requiredKeys: ['object', 'id'] }),
-  fetch_live: fc.record({ object: plausible(OBJECTS, 6), id: hostileText, where }, { requiredKeys: ['object'] }),
+  fetch_live: fc.record({ object: plausible(OBJECTS, 6), id: hostileText, where, connection_id: connectionId }, { requiredKeys: ['object'] }),
   list_actions: fc.record({ sector: plausible(SECTORS) }, some),
-  invoke_action: fc.record({ name: plausible(['home.light.turn_on', 'home.switch.toggle', 'finance.x.y', 'home.', 'home']), arguments: hostileJson }, { requiredKeys: ['name'] }),
+  invoke_action: fc.record(
+    { name: plausible(['home.light.turn_on', 'home.switch.toggle', 'finance.x.y', 'home.', 'home']), arguments: fc.oneof(hostileJson, fc.record({ entity_id: fc.oneof(plausible(['light.kitchen', 'light.nowhere', '']), fc.array(hostileText, { maxLength: 3 })) })), connection_id: connectionId },
+    { requiredKeys: ['name'] },
+  ),
 };
 
 const namedToolCall = fc.constantFrom(...TOOLS).chain((name) => toolCalls[name].map((args) => ({ name, arguments: args })));

@@ -47,7 +47,8 @@ export function readTools(reads: ReadService): ToolDef[] {
       name: 'fetch_live',
       title: 'Fetch live',
       description:
-        'The only read that leaves the cache and asks the source itself, for current data (for example the state of a device right now). Slower than query; nothing it returns is stored.',
+        'The only read that leaves the cache and asks the source itself, for current data (for example the state of a device right now). Slower than query; nothing it returns is stored. ' +
+          'Every connection of the sector that can be read live is asked; connections lists what each did (answered with row_count, failed with its error, or skipped with the reason), and each row carries its connection_id. Pass connection_id to ask one.',
       inputSchema: FetchLiveInputSchema,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
       handler: (args, caller) => reads.fetchLive(caller, args),
