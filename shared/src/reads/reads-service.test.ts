@@ -6,6 +6,7 @@ import { createQueryEngine, localDate, type QueryEngine } from '../query/index.t
 import { createTimeZoneQueries, machineTimeZone } from '../settings/index.ts';
 import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '../testing/index.ts';
 import { ValidationError } from './reads-errors.ts';
+import { KNOWN_VALUES_CAP } from './known-values.ts';
 import { createReadService, QUERY_BODY_EXPECTED, type ReadService } from './reads-service.ts';
 import type { Caller } from './reads-types.ts';
 
@@ -204,5 +205,29 @@ describe('get_record by sector', () => {
     expect(found.object).toBe('finance.transaction');
     const { error } = (await outcomeOf(reads.getRecord(grant(['mail']), { object: 'finance', id: row?.id }))) as { error: string };
     expect(error).toMatch(/sector 'finance' is not granted/);
+  });
+});
+
+// Last: these add transactions and accounts that the tests above do not expect.
+describe('discoverable values (issue 20)', () => {
+  it('lists the values the cache holds for categorical fields, most frequent first, and none for other fields', async () => {
+    const bank = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid' });
+    const categories = ['groceries', 'groceries', 'dining', 'groceries', 'dining', 'travel'];
+    await upsertRecords(testEnv.db, { object: 'finance.transaction', connectionId: bank, source: 'plaid', records: categories.map((category, i) => ({ source_id: `k${i}`, amount: '-1.00', category, currency: 'EUR', pending: false })) });
+    const { objects } = (await reads.getSchema(grant(['finance']), { sector: 'finance' })) as { objects: Array<{ name: string; fields: Array<Record<string, unknown>> }> };
+    const fields = objects.find((object) => object.name === 'finance.transaction')?.fields ?? [];
+    const field = (name: string) => fields.find((candidate) => candidate.name === name);
+    expect(field('category')?.known_values).toEqual(['groceries', 'dining', 'travel']);
+    expect(field('currency')?.known_values).toEqual(['EUR']);
+    expect(field('description')).not.toHaveProperty('known_values');
+  });
+
+  it('caps the list and says so', async () => {
+    const bank = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid' });
+    await upsertRecords(testEnv.db, { object: 'finance.account', connectionId: bank, source: 'plaid', records: Array.from({ length: KNOWN_VALUES_CAP + 5 }, (_, i) => ({ source_id: `acct${i}`, subtype: `kind-${String(i).padStart(2, '0')}` })) });
+    const { objects } = (await reads.getSchema(grant(['finance']), { sector: 'finance' })) as { objects: Array<{ name: string; fields: Array<Record<string, unknown>> }> };
+    const subtype = objects.find((object) => object.name === 'finance.account')?.fields.find((candidate) => candidate.name === 'subtype');
+    expect(subtype?.known_values).toHaveLength(KNOWN_VALUES_CAP);
+    expect(subtype?.known_values_capped).toBe(true);
   });
 });

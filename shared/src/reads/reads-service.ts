@@ -9,6 +9,7 @@ import { CATALOGUE, findObject, isSector, objectsOfSector, type ObjectDef, type 
 import { createCallGuard, grantedSectors } from './call-guard.ts';
 import { NotFoundError, RECORD_NOT_FOUND, unknownSector, ValidationError } from './reads-errors.ts';
 import { fetchLiveRows, type FetchLiveResult } from './live-reads.ts';
+import { knownValues } from './known-values.ts';
 import { connectionsInSectors, type ConnectionRow } from './reads-queries.ts';
 import {
   FetchLiveInputSchema,
@@ -108,21 +109,28 @@ export function createReadService(deps: ReadServiceDeps) {
       }, async (sector) => {
         // Objects of ungranted sectors are absent, not refused (spec 4.2).
         const granted = grantedSectors(caller);
-        const objects = CATALOGUE.filter((object) => granted.includes(object.sector) && (sector === null || object.sector === sector)).map(
-          ({ name, sector: objectSector, description, fields, notes, fieldDocs }) => ({
-            name,
-            sector: objectSector,
-            description,
-            fields: fields.map(({ name: fieldName, type, description: about, unit, filterable, sortable }) => ({
-              name: fieldName,
-              type,
-              description: about,
-              ...(unit ? { unit } : {}),
-              filterable,
-              sortable,
-            })),
-            notes,
-            fieldDocs,
+        const listed = CATALOGUE.filter((object) => granted.includes(object.sector) && (sector === null || object.sector === sector));
+        const objects = await Promise.all(
+          listed.map(async (object) => {
+            const known = await knownValues(deps.db, object);
+            const { name, sector: objectSector, description, fields, notes, fieldDocs, spans } = object;
+            return {
+              name,
+              sector: objectSector,
+              description,
+              fields: fields.map(({ name: fieldName, type, description: about, unit, filterable, sortable }) => ({
+                name: fieldName,
+                type,
+                description: about,
+                ...(unit ? { unit } : {}),
+                filterable,
+                sortable,
+                ...(known[fieldName] ? { known_values: known[fieldName].values, ...(known[fieldName].capped ? { known_values_capped: true } : {}) } : {}),
+              })),
+              notes,
+              fieldDocs,
+              ...(spans ? { spans } : {}),
+            };
           }),
         );
         const { zone } = await personZone();

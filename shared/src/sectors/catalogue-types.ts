@@ -21,6 +21,8 @@ export type FieldDef = {
   column?: string;
   /** What the upsert path stores when a record leaves a non-nullable field out. */
   defaultValue?: unknown;
+  /** A field with few distinct values (a category, a unit): get_schema lists the values the cache holds. */
+  categorical?: boolean;
 };
 
 export type ObjectDef = {

@@ -7,12 +7,12 @@ export const healthSample: ObjectDef = {
   description: 'A measured health quantity over an interval: steps, heart rate, energy, weight, …',
   fields: [
     ...commonFields(),
-    field('metric', 'string', 'What was measured, e.g. step_count, heart_rate, active_energy, body_mass.', { nullable: false }),
+    field('metric', 'string', 'What was measured, e.g. step_count, heart_rate, active_energy, body_mass.', { nullable: false, categorical: true }),
     field('value', 'number', 'The measured value, in unit.'),
-    field('unit', 'string', 'Unit of value, e.g. count, count/min, kcal, kg.'),
+    field('unit', 'string', 'Unit of value, e.g. count, count/min, kcal, kg.', { categorical: true }),
     field('start_at', 'timestamp', 'Start of the measured interval (UTC).'),
     field('end_at', 'timestamp', 'End of the measured interval (UTC).'),
-    field('device', 'string', 'Device that measured it, when known.'),
+    field('device', 'string', 'Device that measured it, when known.', { categorical: true }),
   ],
   notes: [
     'Cumulative metrics (steps, distance, energy) may be summed; discrete ones (heart rate, body mass) may only be averaged, or min/max taken.',
@@ -36,7 +36,7 @@ export const healthWorkout: ObjectDef = {
   description: 'A workout: sport, duration, energy, distance and heart rate.',
   fields: [
     ...commonFields(),
-    field('sport', 'string', 'Activity, e.g. running, cycling, strength_training.'),
+    field('sport', 'string', 'Activity, e.g. running, cycling, strength_training.', { categorical: true }),
     field('start_at', 'timestamp', 'Start (UTC).'),
     field('end_at', 'timestamp', 'End (UTC).'),
     field('duration_s', 'number', 'Duration.', { unit: 's' }),

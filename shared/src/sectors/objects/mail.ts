@@ -7,8 +7,8 @@ export const mailMessage: ObjectDef = {
   description: 'A mail message envelope: sender, recipients, subject, folder and flags. Never the body.',
   fields: [
     ...commonFields(),
-    field('account', 'string', 'The mailbox address the message belongs to.'),
-    field('folder', 'string', 'Folder or mailbox, e.g. INBOX, Sent.'),
+    field('account', 'string', 'The mailbox address the message belongs to.', { categorical: true }),
+    field('folder', 'string', 'Folder or mailbox, e.g. INBOX, Sent.', { categorical: true }),
     field('labels', 'string[]', 'Labels or categories; filter with contains.', { sortable: false }),
     field('thread_id', 'string', 'Conversation the message belongs to.'),
     field('from', 'string', 'Sender as "Name <address>".'),
