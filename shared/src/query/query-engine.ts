@@ -10,6 +10,7 @@ import { isStorableText } from './query-values.ts';
 import { looksRelative } from './query-dates.ts';
 import { aggregateSql, cursorColumn, pageSql } from './query-sql.ts';
 import { sizedPage } from './query-page.ts';
+import { computedSql } from './query-computed.ts';
 
 const AnyRow = z.record(z.string(), z.unknown());
 
@@ -87,7 +88,7 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
     async getRecord(object, id) {
       if (!isStorableText(id)) throw new QueryError(`id: expected ${EXPECTED_TEXT}`);
       if (id.length === 0 || id.length > 512) return null;
-      const columns = object.fields.map((f) => sql.fragment`${sql.identifier([f.column ?? f.name])} AS ${sql.identifier([f.name])}`);
+      const columns = object.fields.map((f) => sql.fragment`${f.computed ? computedSql(f.computed) : sql.identifier([f.column ?? f.name])} AS ${sql.identifier([f.name])}`);
       const row = await db.maybeOne(sql.type(AnyRow)`
         SELECT ${sql.join(columns, sql.fragment`, `)} FROM ${sql.identifier([object.table])} WHERE id = ${id}`);
       return row ? { ...row } : null;

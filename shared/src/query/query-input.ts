@@ -37,7 +37,7 @@ export const FilterSchema = z
       .enum(FILTER_OPS)
       .describe(
         'eq, ne, lt, lte, gt, gte: compare with value. in, not_in: value is a list. between: value is [low, high], both included. ' +
-          'contains: case-insensitive substring for text, one whole element for lists. starts_with: case-insensitive prefix. ' +
+          'contains: substring for text, ignoring case and accents (Muller finds Müller); one whole element for lists. starts_with: prefix, ignoring case and accents. ' +
           'is_null: value true (missing) or false (present). ne and not_in also match missing values. ' +
           'overlaps: on the start field of a span (start_at of an event, a sleep or a workout; start_date of an all-day event), rows whose span overlaps value ([low, high] or a relative date).',
       ),

@@ -1,11 +1,12 @@
 import { sql, type FragmentSqlToken, type ListSqlToken } from 'slonik';
 import { ARRAY_ELEMENT_TYPES, columnOf, SQL_TYPES, type FieldDef } from '../sectors/index.ts';
 import type { CursorValues } from './query-cursor.ts';
+import { computedSql } from './query-computed.ts';
 import type { AggregatePlan, FilterPlan, GroupPlan, OrderPlan, QueryPlan, RangePlan } from './query-plan.ts';
 
 type Fragment = FragmentSqlToken | ListSqlToken;
 
-const column = (fieldDef: FieldDef) => sql.identifier([columnOf(fieldDef)]);
+const column = (fieldDef: FieldDef): Fragment => (fieldDef.computed ? computedSql(fieldDef.computed) : sql.fragment`${sql.identifier([columnOf(fieldDef)])}`);
 const typed = (fieldDef: FieldDef, value: unknown) =>
   sql.fragment`${value as string | number | boolean | null}::${SQL_TYPES[fieldDef.type === 'string[]' ? 'string' : fieldDef.type]}`;
 const anyOf = (fieldDef: FieldDef, values: unknown[]) =>
@@ -83,9 +84,10 @@ export function filterSql({ field, op, value, range, spanEnd }: FilterPlan): Fra
     case 'contains':
       return field.type === 'string[]'
         ? sql.fragment`${col} @> ARRAY[${value as string}::text]`
-        : sql.fragment`${col} ILIKE ${`%${likePattern(value as string)}%`} ESCAPE '\\'`;
+        : sql.fragment`unaccent(${col}) ILIKE unaccent(${`%${likePattern(value as string)}%`}::text) ESCAPE '\\'`;
     case 'starts_with':
-      return sql.fragment`${col} ILIKE ${`${likePattern(value as string)}%`} ESCAPE '\\'`;
+      // Accents and case both ignored, so "Muller" finds "Müller" (unaccent is created by a migration).
+      return sql.fragment`unaccent(${col}) ILIKE unaccent(${`${likePattern(value as string)}%`}::text) ESCAPE '\\'`;
     case 'is_null':
       return value ? sql.fragment`${col} IS NULL` : sql.fragment`${col} IS NOT NULL`;
     case 'overlaps':
@@ -174,7 +176,7 @@ function metricSql(metric: AggregatePlan['metrics'][number]): Fragment {
 /** A group's value: the field, or its local day, week (from Monday) or month as the date it starts on. */
 function groupSql(group: GroupPlan, zone: string): Fragment {
   const col = column(group.field);
-  if (!group.bucket) return sql.fragment`${col}`;
+  if (!group.bucket) return col;
   const local = group.field.type === 'timestamp' ? sql.fragment`(${col} AT TIME ZONE ${zone}::text)` : sql.fragment`${col}::timestamp`;
   return sql.fragment`date_trunc(${group.bucket}::text, ${local})::date`;
 }

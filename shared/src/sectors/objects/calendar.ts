@@ -25,7 +25,7 @@ export const calendarEvent: ObjectDef = {
   notes: [
     'Timed events use start_at/end_at (UTC instants); all-day events use start_date/end_date (local dates) and have null start_at/end_at.',
     'end_date of an all-day event is exclusive: a one-day event on 2026-03-01 has end_date 2026-03-02.',
-    'To find everything on a day, query timed events by start_at and all-day events by start_date.',
+    'To find everything on a day, multi-day events included, run two queries: timed events with {field: start_at, op: overlaps, value: "tomorrow"} and all-day events with {field: start_date, op: overlaps, value: "tomorrow"} (or a [first, last] pair of dates); a filter on start_date alone misses an all-day event that began earlier.',
   ],
   fieldDocs: {
     start_at: 'UTC; null when all_day is true.',

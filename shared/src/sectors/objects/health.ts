@@ -1,4 +1,4 @@
-import { commonFields, field, type ObjectDef } from '../catalogue-types.ts';
+import { commonFields, duplicateOfField, field, type ObjectDef } from '../catalogue-types.ts';
 
 export const healthSample: ObjectDef = {
   name: 'health.sample',
@@ -45,9 +45,11 @@ export const healthWorkout: ObjectDef = {
     field('avg_hr', 'number', 'Average heart rate.', { unit: 'count/min' }),
     field('max_hr', 'number', 'Maximum heart rate.', { unit: 'count/min' }),
     field('strain', 'number', 'Provider strain score (0–21 on the wearable scale), when reported.'),
+    duplicateOfField('workout', 'health_workouts'),
   ],
   notes: [
     'energy_kcal is always kilocalories: sources that report kilojoules are converted (1 kcal = 4.184 kJ).',
+    'A watch and a phone app can both report one workout: each is a row. duplicate_of names the row that counts instead (a row of another connection overlapping in time); filter duplicate_of is_null true to count each workout once.',
     'duration_s is seconds, even where a source reports milliseconds or minutes.',
     'distance_m is metres.',
   ],
@@ -77,10 +79,12 @@ export const healthSleepSession: ObjectDef = {
     field('awake_s', 'number', 'Time awake during the session.', { unit: 's' }),
     field('efficiency_pct', 'number', 'asleep / in bed, as a percentage.', { unit: '%' }),
     field('score', 'number', 'Provider sleep score (0–100), when reported.'),
+    duplicateOfField('night', 'health_sleep_sessions'),
   ],
   notes: [
     'All durations are seconds, even where a source reports milliseconds.',
-    'A night usually starts before local midnight: select by end_at to get "last night".',
+    'A night usually starts before local midnight: select by end_at to get "last night", or start_at overlaps yesterday for every session touching that day.',
+    'A wearable and a phone app can both report one night: each is a row. duplicate_of names the row that counts instead (a row of another connection overlapping in time); filter duplicate_of is_null true to count each night once.',
   ],
   fieldDocs: {
     asleep_s: 'Seconds; rem_s + deep_s + light_s when stages are known.',
