@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { AuditRecorder } from '../audit/index.ts';
 import type { LiveRequester } from '../live/index.ts';
 import type { Logger } from '../logger/index.ts';
-import { BUCKETS, describeZodError, localDate, RELATIVE_DATES, RELATIVE_DATES_DOC, type QueryEngine, type QueryResult } from '../query/index.ts';
+import { BUCKETS, describeZodError, FILTER_OPS, localDate, RELATIVE_DATES, RELATIVE_DATES_DOC, type QueryEngine, type QueryResult } from '../query/index.ts';
 import { createTimeZoneReader, type PersonTimeZone } from '../settings/index.ts';
 import { CATALOGUE, findObject, isSector, objectsOfSector, type ObjectDef, type Sector } from '../sectors/index.ts';
 import { createCallGuard, grantedSectors } from './call-guard.ts';
@@ -135,6 +135,8 @@ export function createReadService(deps: ReadServiceDeps) {
         );
         const { zone } = await personZone();
         const conventions = {
+          filter_ops: FILTER_OPS,
+          overlaps_rule: 'overlaps works on the start field of an object\'s spans (listed per object): rows whose span [start, end) overlaps value, a relative date or a [low, high] pair.',
           time_zone: zone,
           relative_dates: RELATIVE_DATES,
           relative_dates_rule: RELATIVE_DATES_DOC,
