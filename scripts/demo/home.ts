@@ -26,6 +26,11 @@ export function homeData(end: number) {
   add('sensor.outdoor_humidity', 'Outdoor humidity', String(random.int(40, 90)), { unit_of_measurement: '%', device_class: 'humidity' });
   add('person.me', 'Me', 'home', {});
   add('sun.sun', 'Sun', 'below_horizon', { next_rising: isoInstant(end + 6 * 3_600_000) });
-  add('media_player.living_room', 'Living room speaker', 'idle', { volume_level: 0.3 });
+  // A media player lists its sources and its queue: the largest home row of the demo.
+  add('media_player.living_room', 'Living room speaker', 'idle', {
+    volume_level: 0.3,
+    source_list: Array.from({ length: 60 }, (_, n) => `Radio station number ${n + 1} (internet stream)`),
+    queue: Array.from({ length: 40 }, (_, n) => ({ title: `Track ${n + 1}`, artist: `Artist ${n % 7}`, album: `Album ${n % 5}`, duration_s: 180 + n })),
+  });
   return entities;
 }

@@ -20,7 +20,8 @@ export function contactsData() {
       title: random.chance(0.5) ? random.pick(['Engineer', 'Designer', 'Physician', 'Teacher', 'Manager']) : null,
       emails: [{ type: 'home', value: `${email}@example.com` }],
       phones: random.chance(0.7) ? [{ type: 'mobile', value: `+1 555 01${String(i).padStart(2, '0')}` }] : [],
-      addresses: [],
+      // The first entry has a full card (several addresses): the largest contact row of the demo.
+      addresses: i === 0 ? ['Home', 'Work', 'Summer house', 'Parents'].map((type, n) => ({ type, street: `${100 + n} Long Street, Apartment ${n + 7}`, city: 'Springfield', region: 'IL', postal_code: `6270${n}`, country: 'United States' })) : [],
       birthday: random.chance(0.4) ? `${random.chance(0.2) ? 1604 : random.int(1950, 2000)}-${String(random.int(1, 12)).padStart(2, '0')}-${String(random.int(1, 28)).padStart(2, '0')}` : null,
       updated_at: isoInstant(Date.UTC(2026, random.int(0, 10), random.int(1, 28))),
     };
@@ -68,9 +69,13 @@ export function calendarData(end: number) {
       events.push({ source_id: `misc-${day}`, event_uid: `misc-${day}`, calendar: 'Personal', title: random.pick(['Dentist', 'Dinner with Ava', 'Yoga class', 'Haircut', 'Parent-teacher meeting']), start_at: isoInstant(start + random.int(15, 23) * HOUR), end_at: isoInstant(start + 24 * HOUR), all_day: false, timezone: 'America/New_York', status: 'confirmed', attendees: [] });
     }
   }
-  for (const [i, [title, offset, length]] of ([['Vacation: Lisbon', -20, 6], ['Company offsite', 40, 2], ['Thanksgiving', 5, 1], ['Mom\'s birthday', 70, 1]] as const).entries()) {
+  // Offsets in days from `end` (negative: already begun); the conference spans yesterday to the day after tomorrow.
+  const allDay = [['Vacation: Lisbon', -20, 6], ['Company offsite', 40, 2], ['Thanksgiving', 5, 1], ['Mom\'s birthday', 70, 1], ['Conference: Berlin', -1, 4]] as const;
+  for (const [i, [title, offset, length]] of allDay.entries()) {
     const first = dayStart(end, -offset);
-    events.push({ source_id: `allday-${i}`, event_uid: `allday-${i}`, calendar: 'Personal', title, start_at: null, end_at: null, all_day: true, start_date: isoDate(first), end_date: isoDate(first + length * DAY_MS), timezone: null, status: 'confirmed', attendees: [] });
+    // The offsite invites the whole company: the largest calendar row of the demo.
+    const attendees = title === 'Company offsite' ? Array.from({ length: 80 }, (_, n) => ({ name: `Colleague ${n + 1}`, email: `colleague.${n + 1}@acme.example`, response: n % 4 === 0 ? 'declined' : 'accepted' })) : [];
+    events.push({ source_id: `allday-${i}`, event_uid: `allday-${i}`, calendar: title.startsWith('Company') || title.startsWith('Conference') ? 'Work' : 'Personal', title, start_at: null, end_at: null, all_day: true, start_date: isoDate(first), end_date: isoDate(first + length * DAY_MS), timezone: null, status: 'confirmed', attendees });
   }
   return events;
 }

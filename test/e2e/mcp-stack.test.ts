@@ -50,9 +50,10 @@ describe('the four real processes, driven by the official MCP SDK client', () =>
     const schema = json(await client.callTool({ name: 'get_schema', arguments: {} }));
     expect((schema.objects as Array<{ name: string }>).map((object) => object.name)).toContain('home.entity');
 
-    const first = json(await client.callTool({ name: 'query', arguments: { object: 'finance.transaction', limit: 100 } }));
+    // select keeps 100 rows inside the page's size budget (issue 20).
+    const first = json(await client.callTool({ name: 'query', arguments: { object: 'finance.transaction', select: ['amount', 'posted_on'], limit: 100 } }));
     expect(first).toMatchObject({ row_count: 100, has_more: true });
-    const second = json(await client.callTool({ name: 'query', arguments: { object: 'finance.transaction', limit: 100, cursor: first.next_cursor } }));
+    const second = json(await client.callTool({ name: 'query', arguments: { object: 'finance.transaction', select: ['amount', 'posted_on'], limit: 100, cursor: first.next_cursor } }));
     const ids = new Set([...(first.rows as Array<{ id: string }>), ...(second.rows as Array<{ id: string }>)].map((row) => row.id));
     expect(ids.size).toBe(200);
 

@@ -4,7 +4,9 @@ import type { FuzzAnswer, FuzzRequest } from './http-exchange.ts';
 const INTERNALS = [
   /\bat [\w.<>]+ \(?[^)\s]*\.(?:ts|js|mjs):\d+/,
   /node_modules/,
-  /\bSELECT\b[\s\S]{1,200}\bFROM\b/i,
+  // Upper case, as every statement of the code is written: the agent-facing texts say "select" and "from"
+  // in prose (the select parameter, the from field), and those are not leaks.
+  /\bSELECT\b[\s\S]{1,200}\bFROM\b/,
   /\bINSERT INTO\b/i,
   /syntax error at or near/i,
   /invalid input syntax for type/i,

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
 import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/testkit/doubles';
 import { listConnectionActions } from '@pcg/shared/live';
-import { createCapturingLogger, collectQueuedAuditRows, createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
+import { ACTION_TARGET_RULES } from '@pcg/shared/reads';
+import { collectQueuedAuditRows, createCapturingLogger, createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
@@ -21,6 +22,7 @@ let worker: RunningSyncWorker;
 let gateway: RunningGateway;
 let homeAgent: Client;
 let financeAgent: Client;
+let hubId: string;
 
 beforeAll(async () => {
   hub = await startHomeAssistantDouble();
@@ -34,6 +36,7 @@ beforeAll(async () => {
     body: JSON.stringify({ provider: 'home-assistant', credentials: { baseUrl: hub.url, token: hub.token } }),
   });
   expect(created.status).toBe(201);
+  hubId = ((await created.json()) as { connection: { id: string } }).connection.id;
   await waitFor(async () => ((await listConnectionActions(testEnv.db, ['home'])).length > 0 ? true : undefined), 15_000, 'the first sync');
   homeAgent = (await connectAgent(gateway.address, await createTestAgent(testEnv.db, { name: 'home-agent', sectors: ['home', 'finance'] }))).client;
   financeAgent = (await connectAgent(gateway.address, await createTestAgent(testEnv.db, { name: 'finance-agent', sectors: ['finance'] }))).client;
@@ -76,9 +79,19 @@ describe('invoke_action through the tool (spec 4.1, 4.2)', () => {
     const before = hub.state('switch.coffee_maker')?.state;
     const answer = (await homeAgent.callTool({ name: 'invoke_action', arguments: { name: 'home.switch.toggle', arguments: { entity_id: 'switch.coffee_maker' } } })) as ToolAnswer;
     expect(answer.isError).toBeFalsy();
-    expect(parsed(answer)).toMatchObject({ ok: true });
+    expect(parsed(answer)).toMatchObject({ ok: true, connection_id: hubId });
     expect(hub.state('switch.coffee_maker')?.state).not.toBe(before);
     expect(await rowsOf('invoke_action')).toMatchObject([{ agentId: 'home-agent', sector: 'home', decision: 'allow', outcome: 'ok' }]);
+  });
+
+  it('refuses an entity the hub does not have, after asking the hub, naming how to find valid ones (issue 20)', async () => {
+    const asked = hub.requestsTo('/api/states/light.attic').length;
+    const calls = hub.requestsTo('/api/services').length;
+    const answer = (await homeAgent.callTool({ name: 'invoke_action', arguments: { name: 'home.light.turn_on', arguments: { entity_id: 'light.attic' } } })) as ToolAnswer;
+    expect(answer).toMatchObject({ isError: true, content: [{ type: 'text', text: ACTION_TARGET_RULES.unknownEntity(['light.attic'], [hubId]) }] });
+    expect(hub.requestsTo('/api/states/light.attic').length).toBe(asked + 1);
+    expect(hub.requestsTo('/api/services').length).toBe(calls);
+    expect(await rowsOf('invoke_action')).toMatchObject([{ agentId: 'home-agent', sector: 'home', decision: 'allow', outcome: 'error' }]);
   });
 
   it('answers a rejection by the source as an ordinary result with ok: false, audited allow / error', async () => {

@@ -253,6 +253,7 @@ describe('hostile bodies and values on the mirror and the inspector (issue 12 it
       expect(response.statusCode).toBe(400);
       expect(response.json()).toMatchObject({ error: QUERY_BODY_EXPECTED });
     }
+    // The producer pushes off the response path: collect until all five have landed.
     const rows = await collectQueuedAuditRows(testEnv.redis, 5, (row) => row.agentId === 'mirror-agent');
     expect(rows).toHaveLength(5);
     expect(rows.every((row) => row.tool === 'query' && row.decision === 'allow' && row.outcome === 'error')).toBe(true);

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { loadConfig } from '@pcg/shared/config';
 import { createPool, loadOrCreateSecret, sql } from '@pcg/shared/db';
 import { createRedis, type Redis } from '@pcg/shared/redis';
-import { PUBLIC_ORIGIN_RULES, SET_PUBLIC_ORIGIN_TOOL, SETTINGS_RULES } from '@pcg/shared/settings';
+import { machineTimeZone, PUBLIC_ORIGIN_RULES, SET_PUBLIC_ORIGIN_TOOL, SET_TIME_ZONE_TOOL, SETTINGS_RULES, TIME_ZONE_RULES } from '@pcg/shared/settings';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
 import { consoleConfigSchema } from '../src/config.ts';
@@ -36,7 +36,7 @@ afterAll(async () => {
   await app.close();
 });
 beforeEach(async () => {
-  await testEnv.db.query(sql.unsafe`DELETE FROM settings WHERE name = 'public_origin'`);
+  await testEnv.db.query(sql.unsafe`DELETE FROM settings WHERE name IN ('public_origin', 'time_zone')`);
   audit.events.length = 0;
 });
 // Every successful PUT publishes once; wait for them all so no test sees another's event.
@@ -45,6 +45,8 @@ afterEach(async () => {
 });
 
 type Json = Record<string, unknown>;
+/** The answer of GET and PUT with the machine's zone in force (no zone saved). */
+const view = (publicOrigin: string | null, mcpUrl: string | null) => ({ publicOrigin, mcpUrl, timeZone: machineTimeZone(), timeZoneSource: 'machine' });
 const get = () => app.inject({ method: 'GET', url: '/api/settings' });
 const put = async (body: unknown) => {
   const response = await app.inject({ method: 'PUT', url: '/api/settings', payload: body as Json });
@@ -62,7 +64,7 @@ describe('GET /api/settings', () => {
   it('starts with no public origin (bridge off)', async () => {
     const response = await get();
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ publicOrigin: null, mcpUrl: null });
+    expect(response.json()).toEqual(view(null, null));
   });
 
   it('never serves the secret rows of settings', async () => {
@@ -70,7 +72,7 @@ describe('GET /api/settings', () => {
     await loadOrCreateSecret(testEnv.db, 'audit_cursor_key');
     expect((await put({ publicOrigin: 'https://pcg.example.com' })).statusCode).toBe(200);
     const response = await get();
-    expect(Object.keys(response.json<Json>()).sort()).toEqual(['mcpUrl', 'publicOrigin']);
+    expect(Object.keys(response.json<Json>()).sort()).toEqual(['mcpUrl', 'publicOrigin', 'timeZone', 'timeZoneSource']);
     expect(response.body).not.toContain(secret);
     expect(response.body).not.toMatch(/cursor_key/);
   });
@@ -88,23 +90,20 @@ describe('PUT /api/settings (spec 5 rule 8)', () => {
   it('saves the normalised origin and answers it with the address for hosted agents', async () => {
     const response = await put({ publicOrigin: 'https://PCG.Example.com:443/' });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ publicOrigin: 'https://pcg.example.com', mcpUrl: 'https://pcg.example.com/mcp' });
-    expect((await get()).json()).toEqual({ publicOrigin: 'https://pcg.example.com', mcpUrl: 'https://pcg.example.com/mcp' });
+    expect(response.json()).toEqual(view('https://pcg.example.com', 'https://pcg.example.com/mcp'));
+    expect((await get()).json()).toEqual(view('https://pcg.example.com', 'https://pcg.example.com/mcp'));
   });
 
   it('keeps a non-default port', async () => {
-    expect((await put({ publicOrigin: 'https://pcg.example.com:8443' })).json()).toEqual({
-      publicOrigin: 'https://pcg.example.com:8443',
-      mcpUrl: 'https://pcg.example.com:8443/mcp',
-    });
+    expect((await put({ publicOrigin: 'https://pcg.example.com:8443' })).json()).toEqual(view('https://pcg.example.com:8443', 'https://pcg.example.com:8443/mcp'));
   });
 
   it('clears the origin with null (bridge off)', async () => {
     await put({ publicOrigin: 'https://pcg.example.com' });
     const response = await put({ publicOrigin: null });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ publicOrigin: null, mcpUrl: null });
-    expect((await get()).json()).toEqual({ publicOrigin: null, mcpUrl: null });
+    expect(response.json()).toEqual(view(null, null));
+    expect((await get()).json()).toEqual(view(null, null));
   });
 
   it.each([
@@ -123,7 +122,7 @@ describe('PUT /api/settings (spec 5 rule 8)', () => {
   it.each([
     ['an unknown field', { publicOrigin: null, bridge: true }, SETTINGS_RULES.unknownFields(['bridge'])],
     ['serviceName, pointing at SERVICE_NAME', { publicOrigin: null, serviceName: 'my-gateway' }, SETTINGS_RULES.unknownFields(['serviceName'])],
-    ['a missing publicOrigin', {}, `'publicOrigin' ${SETTINGS_RULES.publicOriginType}`],
+    ['a body naming no setting', {}, SETTINGS_RULES.nothing],
     ['a publicOrigin that is not a string', { publicOrigin: 443 }, `'publicOrigin' ${SETTINGS_RULES.publicOriginType}`],
   ])('refuses %s', async (_label, body, error) => {
     await expect400(body, `invalid body: ${error}`);
@@ -132,7 +131,7 @@ describe('PUT /api/settings (spec 5 rule 8)', () => {
 
   it('says where the service name is set', () => {
     expect(SETTINGS_RULES.unknownFields(['serviceName'])).toBe(
-      'unknown field "serviceName"; allowed fields: publicOrigin (the service name is set by the SERVICE_NAME environment variable, not here)',
+      'unknown field "serviceName"; allowed fields: publicOrigin, timeZone (the service name is set by the SERVICE_NAME environment variable, not here)',
     );
   });
 
@@ -157,6 +156,36 @@ describe('PUT /api/settings (spec 5 rule 8)', () => {
     await put({ publicOrigin: null });
     await waitFor(() => (published.length >= before + 2 ? true : undefined), 5_000, 'second event');
     expect(published.slice(before)).toEqual([EVENT, EVENT]);
+  });
+});
+
+describe('PUT /api/settings: the person\'s time zone (issue 20, design 7.4)', () => {
+  it('saves an IANA name in its canonical spelling, keeps the origin, and goes back to the machine\'s zone with null', async () => {
+    await put({ publicOrigin: 'https://kept.example' });
+    audit.events.length = 0;
+    const saved = await put({ timeZone: 'europe/berlin' });
+    expect(saved.statusCode).toBe(200);
+    expect(saved.json()).toEqual({ publicOrigin: 'https://kept.example', mcpUrl: 'https://kept.example/mcp', timeZone: 'Europe/Berlin', timeZoneSource: 'setting' });
+    expect((await get()).json()).toMatchObject({ timeZone: 'Europe/Berlin', timeZoneSource: 'setting' });
+    const cleared = await put({ timeZone: null });
+    expect(cleared.json()).toMatchObject({ publicOrigin: 'https://kept.example', timeZone: machineTimeZone(), timeZoneSource: 'machine' });
+    expect(audit.events).toMatchObject([
+      { agentId: 'operator', tool: SET_TIME_ZONE_TOOL, sector: null, decision: 'allow', outcome: 'ok', args: { timeZone: 'Europe/Berlin' } },
+      { agentId: 'operator', tool: SET_TIME_ZONE_TOOL, outcome: 'ok', args: { timeZone: null } },
+    ]);
+    expect(SET_TIME_ZONE_TOOL).toBe('set_time_zone');
+  });
+
+  it.each(['+02:00', 'Mars/Olympus', 'Europe/Berlin; DROP TABLE settings', ''])('refuses %j naming the form to send, and stores neither field of the body', async (timeZone) => {
+    await put({ timeZone: 'Asia/Tokyo' });
+    audit.events.length = 0;
+    await expect400({ timeZone, publicOrigin: 'https://other.example' }, TIME_ZONE_RULES.notAZone(timeZone));
+    expect((await get()).json()).toMatchObject({ publicOrigin: null, timeZone: 'Asia/Tokyo' });
+    expect(audit.events).toEqual([]);
+  });
+
+  it('refuses a zone that is not a string', async () => {
+    await expect400({ timeZone: 2 }, `invalid body: 'timeZone' ${SETTINGS_RULES.timeZoneType}`);
   });
 });
 

@@ -54,6 +54,20 @@ describe('an agent with the official SDK client', () => {
     await client.close();
   });
 
+  it('marks the six reads read-only and invoke_action as an act that changes the world (hosted clients decide what to confirm by these)', async () => {
+    const { client } = await connectAgent(gateway.address, key);
+    const { tools } = await client.listTools();
+    const hints = Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]));
+    for (const read of ['describe_context', 'get_schema', 'query', 'get_record', 'fetch_live', 'list_actions']) {
+      expect(hints[read], read).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    }
+    expect(hints.invoke_action).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
+    // fetch_live is the one read that reaches outside the gateway.
+    expect(hints.fetch_live).toMatchObject({ openWorldHint: true });
+    expect(hints.query).toMatchObject({ openWorldHint: false });
+    await client.close();
+  });
+
   it('calls each tool; answers are one text block of JSON indented two spaces', async () => {
     const { client } = await connectAgent(gateway.address, key);
     const context = await client.callTool({ name: 'describe_context', arguments: {} });

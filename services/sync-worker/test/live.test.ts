@@ -80,6 +80,14 @@ describe('fetch_live', () => {
     const error = await rejection(live.fetchLive({ connectionId: phone, object: 'health.sample' }));
     expect(error?.message).toBe('Phone cannot be read live (its data is pushed to the gateway); query the cache instead');
   });
+
+  it('says there is no connector, not that the data is pushed, for a provider it does not run (issue 20)', async () => {
+    const seeded = randomUUID();
+    await testEnv.db.query(sql.unsafe`
+      INSERT INTO connections (id, user_id, provider, sector, display_name) VALUES (${seeded}::uuid, 1, 'demo', 'home', 'Demo home')`);
+    const error = await rejection(live.fetchLive({ connectionId: seeded, object: 'home.entity' }));
+    expect(error?.message).toBe("no connector for provider 'demo' runs in the sync-worker, so there is no source to ask; query the cache instead");
+  });
 });
 
 describe('invoke_action', () => {

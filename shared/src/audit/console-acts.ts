@@ -18,6 +18,7 @@ export const CONSOLE_ACTS = {
   signIn: 'sign_in',
   saveProviderApp: 'save_provider_app',
   setPublicOrigin: 'set_public_origin',
+  setTimeZone: 'set_time_zone',
   fetchLive: 'fetch_live',
   export: 'export',
 } as const;

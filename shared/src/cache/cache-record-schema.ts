@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { FieldDef, FieldType, ObjectDef } from '../sectors/index.ts';
+import { isWritable, type FieldDef, type FieldType, type ObjectDef } from '../sectors/index.ts';
 import { PgDateSchema, PgInstantSchema, PgIntegerSchema, PgJsonSchema, pgText } from '../validation/index.ts';
 
 /** The columns the upsert path fills itself; a record never sets them. */
@@ -36,7 +36,7 @@ function valueSchema(fieldDef: FieldDef): z.ZodType {
 export function recordSchemaFor(object: ObjectDef) {
   const shape: Record<string, z.ZodType> = {};
   for (const fieldDef of object.fields) {
-    if (MANAGED_FIELDS.has(fieldDef.name)) continue;
+    if (MANAGED_FIELDS.has(fieldDef.name) || !isWritable(fieldDef)) continue;
     shape[fieldDef.name] = fieldDef.name === 'source_id' ? pgText(z.string().min(1).max(512)) : valueSchema(fieldDef);
   }
   return z.object(shape).strip();

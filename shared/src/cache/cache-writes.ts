@@ -1,7 +1,7 @@
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import { ValidationError } from '../http/index.ts';
-import { columnOf, findObject, SQL_TYPES, type ObjectDef } from '../sectors/index.ts';
+import { columnOf, findObject, isWritable, SQL_TYPES, type ObjectDef } from '../sectors/index.ts';
 import { MANAGED_FIELDS, recordSchemaFor, type CacheRecord } from './cache-record-schema.ts';
 
 export type UpsertInput = {
@@ -45,7 +45,7 @@ export async function upsertRecords(db: Connection, input: UpsertInput): Promise
   const parsed = parseRecords(object, input.records);
   if (parsed.length === 0) return 0;
   const latest = new Map(parsed.map((record) => [record.source_id, record]));
-  const fields = object.fields.filter((fieldDef) => !MANAGED_FIELDS.has(fieldDef.name));
+  const fields = object.fields.filter((fieldDef) => !MANAGED_FIELDS.has(fieldDef.name) && isWritable(fieldDef));
   const columns = fields.map((fieldDef) => sql.identifier([columnOf(fieldDef)]));
   const definitions = fields.map((fieldDef) => sql.fragment`${sql.identifier([columnOf(fieldDef)])} ${SQL_TYPES[fieldDef.type]}`);
   const updates = fields

@@ -4,3 +4,5 @@ export * from './query-plan.ts';
 export * from './query-cursor.ts';
 export * from './query-engine.ts';
 export * from './query-values.ts';
+export * from './query-budget.ts';
+export * from './query-dates.ts';

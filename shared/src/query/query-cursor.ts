@@ -13,13 +13,19 @@ export const CURSOR_SHAPE_MISMATCH =
  */
 const CURSOR_FORMAT = 2;
 
-/** What a cursor is bound to: the object, the filters and the order. The page size may change. */
+/** What a cursor is bound to: the object, the filters, the order and any grouping. The page size may change. */
 export function queryShape(plan: QueryPlan): string {
   const shape = {
     f: CURSOR_FORMAT,
     o: plan.object.name,
     w: plan.filters.map((filter) => [filter.field.name, filter.op, filter.value]),
     s: plan.order.map((entry) => [entry.field.name, entry.direction]),
+    // Absent for rows, so a cursor of a row query keeps its shape.
+    a: plan.aggregate && {
+      g: plan.aggregate.groupBy.map((group) => [group.field.name, group.bucket ?? null]),
+      m: plan.aggregate.metrics.map((metric) => metric.alias),
+      z: plan.aggregate.groupBy.some((group) => group.bucket) ? plan.aggregate.zone : undefined,
+    },
   };
   return createHash('sha256').update(JSON.stringify(shape)).digest('base64url').slice(0, 22);
 }

@@ -4,19 +4,29 @@ import { loadOrCreateSecret } from '../db/index.ts';
 import type { ObjectDef } from '../sectors/index.ts';
 import { createCursorCodec, CURSOR_SHAPE_MISMATCH, queryShape, type CursorCodec } from './query-cursor.ts';
 import { describeZodError, isDataException, QueryError } from './query-errors.ts';
-import { QueryInputSchema, type QueryResult } from './query-input.ts';
+import { QueryInputSchema, type ParsedQueryInput, type QueryResult } from './query-input.ts';
 import { EXPECTED_TEXT, planQuery, type QueryPlan } from './query-plan.ts';
 import { isStorableText } from './query-values.ts';
+import { looksRelative } from './query-dates.ts';
 import { aggregateSql, cursorColumn, pageSql } from './query-sql.ts';
+import { sizedPage } from './query-page.ts';
+import { computedSql } from './query-computed.ts';
 
 const AnyRow = z.record(z.string(), z.unknown());
 
 /** Name of the `settings` row holding the cursor signing key. */
 export const CURSOR_KEY_SETTING = 'query_cursor_key';
 
+/** What a query needs to know about the person: the clock and, only when asked, the time zone. */
+export type QueryContext = {
+  now?: () => Date;
+  /** The person's IANA time zone; read only by queries with relative dates or local buckets. Default UTC. */
+  timeZone?: () => Promise<string>;
+};
+
 export type QueryEngine = {
   /** Validates `input` for `object` (already resolved from the catalogue and grant-checked) and runs it. */
-  query(object: ObjectDef, input: unknown): Promise<QueryResult>;
+  query(object: ObjectDef, input: unknown, context?: QueryContext): Promise<QueryResult>;
   /** One record by gateway id, every field; null when there is none. */
   getRecord(object: ObjectDef, id: string): Promise<Record<string, unknown> | null>;
 };
@@ -33,6 +43,11 @@ function refusedValue(plan: QueryPlan, withCursor: boolean): QueryError {
     : new QueryError(`object: a value stored in ${plan.object.name} cannot be read as its field's type; narrow the query with where or select`);
 }
 
+/** Whether a query needs the person's time zone: a relative date, or a bucket of instants or dates. */
+function usesLocalTime(input: ParsedQueryInput): boolean {
+  return (input.where ?? []).some((filter) => looksRelative(filter.value)) || (input.aggregate?.group_by ?? []).some((group) => typeof group !== 'string');
+}
+
 export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
   let codec: Promise<CursorCodec> | undefined;
   const cursors = () => (codec ??= loadOrCreateSecret(db, CURSOR_KEY_SETTING).then(createCursorCodec));
@@ -42,40 +57,38 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
     });
 
   return {
-    async query(object, input) {
+    async query(object, input, context = {}) {
       const parsed = QueryInputSchema.safeParse(input);
       if (!parsed.success) throw new QueryError(describeZodError(parsed.error));
       if (parsed.data.object !== object.name) throw new QueryError(`object: expected ${object.name}`);
-      const plan = planQuery(object, parsed.data);
-
-      if (plan.aggregate) {
-        const rows = await rowsOf(plan, aggregateSql(plan, plan.aggregate));
-        const page = rows.slice(0, plan.limit);
-        return { object: object.name, rows: page.map((row) => ({ ...row })), row_count: page.length, has_more: rows.length > plan.limit };
-      }
+      const zone = usesLocalTime(parsed.data) && context.timeZone ? await context.timeZone() : 'UTC';
+      const plan = planQuery(object, parsed.data, { zone, now: (context.now ?? (() => new Date()))() });
+      const resolved = plan.filters.flatMap((filter, i) => (filter.resolved ? [{ where: `where.${i}`, field: filter.field.name, ...filter.resolved }] : []));
+      const extra = resolved.length > 0 ? { resolved_dates: resolved } : {};
 
       const shape = queryShape(plan);
       const cursorValues = parsed.data.cursor ? (await cursors()).decode(shape, parsed.data.cursor) : undefined;
       if (cursorValues && cursorValues.length !== plan.order.length) throw new QueryError(CURSOR_SHAPE_MISMATCH);
+      const nextCursor = async (last: Record<string, unknown>) =>
+        (await cursors()).encode(shape, plan.order.map((_, i) => (last[cursorColumn(i)] as string | null) ?? null));
+
+      if (plan.aggregate) {
+        const rows = await rowsOf(plan, aggregateSql(plan, plan.aggregate, cursorValues), cursorValues !== undefined);
+        const outputs = [...plan.aggregate.groupBy.map((group) => group.alias), ...plan.aggregate.metrics.map((metric) => metric.alias)];
+        const project = (row: Record<string, unknown>) => Object.fromEntries(outputs.map((name) => [name, row[name] ?? null]));
+        return sizedPage(object.name, rows, plan.limit, project, nextCursor, extra);
+      }
+
       const rows = await rowsOf(plan, pageSql(plan, cursorValues), cursorValues !== undefined);
-      const hasMore = rows.length > plan.limit;
-      const page = rows.slice(0, plan.limit);
       const selected = plan.select.map((f) => f.name);
-      const result: QueryResult = {
-        object: object.name,
-        rows: page.map((row) => Object.fromEntries(selected.map((name) => [name, row[name] ?? null]))),
-        row_count: page.length,
-        has_more: hasMore,
-      };
-      const last = page.at(-1);
-      if (hasMore && last) result.next_cursor = (await cursors()).encode(shape, plan.order.map((_, i) => (last[cursorColumn(i)] as string | null) ?? null));
-      return result;
+      const project = (row: Record<string, unknown>) => Object.fromEntries(selected.map((name) => [name, row[name] ?? null]));
+      return sizedPage(object.name, rows, plan.limit, project, nextCursor, extra);
     },
 
     async getRecord(object, id) {
       if (!isStorableText(id)) throw new QueryError(`id: expected ${EXPECTED_TEXT}`);
       if (id.length === 0 || id.length > 512) return null;
-      const columns = object.fields.map((f) => sql.fragment`${sql.identifier([f.column ?? f.name])} AS ${sql.identifier([f.name])}`);
+      const columns = object.fields.map((f) => sql.fragment`${f.computed ? computedSql(f.computed) : sql.identifier([f.column ?? f.name])} AS ${sql.identifier([f.name])}`);
       const row = await db.maybeOne(sql.type(AnyRow)`
         SELECT ${sql.join(columns, sql.fragment`, `)} FROM ${sql.identifier([object.table])} WHERE id = ${id}`);
       return row ? { ...row } : null;

@@ -1,24 +1,47 @@
 import { findField, type FieldDef, type FieldType, type ObjectDef } from '../sectors/index.ts';
 import { QueryError } from './query-errors.ts';
 import { calendarDate, isoInstant, isStorableText } from './query-values.ts';
-import { MAX_STRING_VALUE, type FilterOp, type MetricFn, type ParsedQueryInput } from './query-input.ts';
+import { dayAfter, looksRelative, resolveRelativeDate, RELATIVE_DATES, type DateRange } from './query-dates.ts';
+import { MAX_STRING_VALUE, type FilterOp, type ParsedQueryInput } from './query-input.ts';
+import { planAggregate, type AggregatePlan } from './query-aggregate-plan.ts';
 
-export type FilterPlan = { field: FieldDef; op: FilterOp; value: unknown };
+export type { AggregatePlan, GroupPlan, MetricPlan } from './query-aggregate-plan.ts';
+
+/**
+ * A range a filter compares with: local days (a relative date, or a date pair), both ends included,
+ * whose instants are the local midnights of `from` and of the day after `to` in `zone`; or two
+ * values of the field's own type, both included.
+ */
+export type RangePlan =
+  | { kind: 'days'; from: string; toExclusive: string; zone: string }
+  | { kind: 'values'; low: unknown; high: unknown };
+
+export type FilterPlan = {
+  field: FieldDef;
+  op: FilterOp;
+  value: unknown;
+  /** Set for relative dates and for overlaps. */
+  range?: RangePlan;
+  /** The end field of the span, for overlaps. */
+  spanEnd?: FieldDef;
+  /** The relative date as resolved, echoed in the result. */
+  resolved?: DateRange;
+};
 export type OrderPlan = { field: FieldDef; direction: 'asc' | 'desc' };
-export type MetricPlan = { fn: MetricFn; field?: FieldDef; alias: string };
-export type AggregatePlan = { groupBy: FieldDef[]; metrics: MetricPlan[] };
 
 export type QueryPlan = {
   object: ObjectDef;
   filters: FilterPlan[];
-  /** The requested (or default) order, with `id` appended as the tiebreak. */
+  /** The requested (or default) order, with `id` appended as the tiebreak (for groups: every group). */
   order: OrderPlan[];
   select: FieldDef[];
   limit: number;
   aggregate?: AggregatePlan;
 };
 
-const ORDERED: ReadonlySet<FieldType> = new Set(['string', 'integer', 'number', 'decimal', 'timestamp', 'date']);
+/** The person's time zone and clock, for relative dates and local buckets. */
+export type PlanClock = { zone: string; now: Date };
+
 const OPS_BY_TYPE: Record<FieldType, readonly FilterOp[]> = {
   string: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'contains', 'starts_with', 'is_null'],
   uuid: ['eq', 'ne', 'in', 'not_in', 'is_null'],
@@ -26,15 +49,17 @@ const OPS_BY_TYPE: Record<FieldType, readonly FilterOp[]> = {
   number: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'is_null'],
   decimal: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'is_null'],
   boolean: ['eq', 'ne', 'is_null'],
-  timestamp: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'is_null'],
-  date: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'is_null'],
+  timestamp: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'is_null', 'overlaps'],
+  date: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'not_in', 'is_null', 'overlaps'],
   'string[]': ['contains', 'is_null'],
   json: [],
 };
-const NUMERIC: ReadonlySet<FieldType> = new Set(['integer', 'number', 'decimal']);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const EXPECTED_DATE = 'a real calendar date YYYY-MM-DD with a year from 0001 to 9999';
 export const EXPECTED_INSTANT = 'an ISO 8601 instant such as 2026-03-01T00:00:00Z, on a real calendar date with a year from 0001 to 9999';
+/** Ops that take a relative date (`last_month`) on a date or timestamp field. */
+export const RELATIVE_OPS: readonly FilterOp[] = ['eq', 'gte', 'gt', 'lt', 'lte', 'overlaps'];
+const RELATIVE_HINT = ` (or, with ${RELATIVE_OPS.join(', ')}, a relative date: ${RELATIVE_DATES.join(', ')})`;
 export const EXPECTED_TEXT = 'a string without NUL characters or unpaired UTF-16 surrogates';
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 
@@ -42,7 +67,7 @@ function names(fields: readonly FieldDef[]): string {
   return fields.map((fieldDef) => fieldDef.name).join(', ');
 }
 
-function fieldOf(object: ObjectDef, name: string, where: string, usable: (fieldDef: FieldDef) => boolean, what: string): FieldDef {
+export function fieldOf(object: ObjectDef, name: string, where: string, usable: (fieldDef: FieldDef) => boolean, what: string): FieldDef {
   const fieldDef = findField(object, name);
   const valid = object.fields.filter(usable);
   if (!fieldDef) throw new QueryError(`${where}: unknown field '${name}' on ${object.name}; ${what} fields: ${names(valid)}`);
@@ -74,15 +99,44 @@ export function coerceValue(fieldDef: FieldDef, value: unknown, where: string): 
     case 'boolean':
       return typeof value === 'boolean' ? value : fail('true or false');
     case 'date':
-      return (typeof value === 'string' && calendarDate(value)) || fail(EXPECTED_DATE);
+      return (typeof value === 'string' && calendarDate(value)) || fail(`${EXPECTED_DATE}${RELATIVE_HINT}`);
     case 'timestamp':
-      return (typeof value === 'string' && value.length <= 40 && isoInstant(value)) || fail(EXPECTED_INSTANT);
+      return (typeof value === 'string' && value.length <= 40 && isoInstant(value)) || fail(`${EXPECTED_INSTANT}${RELATIVE_HINT}`);
     case 'json':
       return fail('nothing: JSON fields cannot be filtered');
   }
 }
 
-function planFilter(object: ObjectDef, filter: ParsedQueryInput['where'] extends (infer F)[] | undefined ? F : never, index: number): FilterPlan {
+type FilterInput = ParsedQueryInput['where'] extends (infer F)[] | undefined ? F : never;
+
+/** A relative date resolved to local days, or an explicit pair for overlaps, as a range of the field. */
+function rangeOf(fieldDef: FieldDef, value: unknown, where: string, clock: PlanClock): { range: RangePlan; resolved?: DateRange } {
+  if (looksRelative(value)) {
+    const resolved = resolveRelativeDate(value, clock.now, clock.zone);
+    if (typeof resolved === 'string') throw new QueryError(`${where}.value: ${resolved}`);
+    return { range: { kind: 'days', from: resolved.from, toExclusive: dayAfter(resolved.to), zone: clock.zone }, resolved };
+  }
+  if (!Array.isArray(value) || value.length !== 2) {
+    throw new QueryError(`${where}: overlaps takes [low, high] or a relative date (${RELATIVE_DATES.join(', ')})`);
+  }
+  const [low, high] = value.map((item, i) => coerceValue(fieldDef, item, `${where}.value.${i}`));
+  return fieldDef.type === 'date'
+    ? { range: { kind: 'days', from: low as string, toExclusive: dayAfter(high as string), zone: clock.zone } }
+    : { range: { kind: 'values', low, high } };
+}
+
+function planOverlaps(object: ObjectDef, fieldDef: FieldDef, value: unknown, where: string, clock: PlanClock): FilterPlan {
+  const spans = object.spans ?? [];
+  const span = spans.find((candidate) => candidate.start === fieldDef.name);
+  if (!span) {
+    const starts = spans.map((candidate) => `${candidate.start} (to ${candidate.end})`).join(', ') || 'none';
+    throw new QueryError(`${where}: overlaps applies to the start field of a span; spans of ${object.name}: ${starts}`);
+  }
+  const spanEnd = fieldOf(object, span.end, where, () => true, '');
+  return { field: fieldDef, op: 'overlaps', ...rangeOf(fieldDef, value, where, clock), value: undefined, spanEnd };
+}
+
+function planFilter(object: ObjectDef, filter: FilterInput, index: number, clock: PlanClock): FilterPlan {
   const where = `where.${index}`;
   const fieldDef = fieldOf(object, filter.field, where, (f) => f.filterable, 'filterable');
   const allowed = OPS_BY_TYPE[fieldDef.type];
@@ -90,6 +144,15 @@ function planFilter(object: ObjectDef, filter: ParsedQueryInput['where'] extends
     throw new QueryError(`${where}: op '${filter.op}' does not apply to ${fieldDef.name} (${fieldDef.type}); valid ops: ${allowed.join(', ')}`);
   }
   const { op, value } = filter;
+  if (op === 'overlaps') {
+    const plan = planOverlaps(object, fieldDef, value, where, clock);
+    return { ...plan, value: plan.resolved ?? plan.range };
+  }
+  if (looksRelative(value) && (fieldDef.type === 'date' || fieldDef.type === 'timestamp')) {
+    if (!RELATIVE_OPS.includes(op)) throw new QueryError(`${where}: a relative date works with ${RELATIVE_OPS.join(', ')}, not ${op}`);
+    const { range, resolved } = rangeOf(fieldDef, value, where, clock);
+    return { field: fieldDef, op, value: resolved, range, resolved };
+  }
   if (op === 'is_null') {
     if (value !== undefined && typeof value !== 'boolean') throw new QueryError(`${where}: is_null takes true or false`);
     return { field: fieldDef, op, value: value ?? true };
@@ -109,33 +172,13 @@ function planFilter(object: ObjectDef, filter: ParsedQueryInput['where'] extends
   return { field: fieldDef, op, value: coerced };
 }
 
-function planAggregate(object: ObjectDef, aggregate: NonNullable<ParsedQueryInput['aggregate']>): AggregatePlan {
-  const groupBy = (aggregate.group_by ?? []).map((name, i) => fieldOf(object, name, `aggregate.group_by.${i}`, (f) => f.sortable, 'groupable'));
-  const metrics = aggregate.metrics.map((metric, i): MetricPlan => {
-    const where = `aggregate.metrics.${i}`;
-    if (!metric.field) {
-      if (metric.fn !== 'count') throw new QueryError(`${where}: ${metric.fn} needs a field`);
-      return { fn: 'count', alias: 'count' };
-    }
-    const usable = (f: FieldDef) =>
-      metric.fn === 'count' ? f.type !== 'json' : metric.fn === 'sum' || metric.fn === 'avg' ? NUMERIC.has(f.type) : ORDERED.has(f.type);
-    const fieldDef = fieldOf(object, metric.field, where, usable, `${metric.fn}-able`);
-    return { fn: metric.fn, field: fieldDef, alias: `${metric.fn}_${fieldDef.name}` };
-  });
-  const aliases = metrics.map((metric) => metric.alias);
-  const duplicate = aliases.find((alias, i) => aliases.indexOf(alias) !== i);
-  if (duplicate) throw new QueryError(`aggregate.metrics: '${duplicate}' is asked for twice`);
-  return { groupBy, metrics };
-}
-
 /** Turns validated input into a plan whose every identifier comes from the catalogue. */
-export function planQuery(object: ObjectDef, input: ParsedQueryInput): QueryPlan {
-  const filters = (input.where ?? []).map((filter, i) => planFilter(object, filter, i));
+export function planQuery(object: ObjectDef, input: ParsedQueryInput, clock: PlanClock = { zone: 'UTC', now: new Date() }): QueryPlan {
+  const filters = (input.where ?? []).map((filter, i) => planFilter(object, filter, i, clock));
   if (input.aggregate) {
-    if (input.cursor) throw new QueryError('cursor: aggregates come in one page; narrow them with where instead');
     if (input.select) throw new QueryError('select: not used with aggregate; name fields in group_by and metrics');
-    if (input.order_by) throw new QueryError('order_by: aggregates are ordered by their group_by fields');
-    return { object, filters, order: [], select: [], limit: input.limit, aggregate: planAggregate(object, input.aggregate) };
+    const aggregate = planAggregate(object, input.aggregate, input.order_by, clock.zone);
+    return { object, filters, order: aggregate.order, select: [], limit: input.limit, aggregate };
   }
   const requested = input.order_by ?? object.defaultOrder;
   const order = requested.map((entry, i) => ({

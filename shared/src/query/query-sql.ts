@@ -1,11 +1,12 @@
 import { sql, type FragmentSqlToken, type ListSqlToken } from 'slonik';
 import { ARRAY_ELEMENT_TYPES, columnOf, SQL_TYPES, type FieldDef } from '../sectors/index.ts';
 import type { CursorValues } from './query-cursor.ts';
-import type { AggregatePlan, FilterPlan, OrderPlan, QueryPlan } from './query-plan.ts';
+import { computedSql } from './query-computed.ts';
+import type { AggregatePlan, FilterPlan, GroupPlan, OrderPlan, QueryPlan, RangePlan } from './query-plan.ts';
 
 type Fragment = FragmentSqlToken | ListSqlToken;
 
-const column = (fieldDef: FieldDef) => sql.identifier([columnOf(fieldDef)]);
+const column = (fieldDef: FieldDef): Fragment => (fieldDef.computed ? computedSql(fieldDef.computed) : sql.fragment`${sql.identifier([columnOf(fieldDef)])}`);
 const typed = (fieldDef: FieldDef, value: unknown) =>
   sql.fragment`${value as string | number | boolean | null}::${SQL_TYPES[fieldDef.type === 'string[]' ? 'string' : fieldDef.type]}`;
 const anyOf = (fieldDef: FieldDef, values: unknown[]) =>
@@ -15,8 +16,50 @@ function likePattern(value: string): string {
   return value.replaceAll('\\', '\\\\').replaceAll('%', '\\%').replaceAll('_', '\\_');
 }
 
-export function filterSql({ field, op, value }: FilterPlan): Fragment {
+/** The instant a local day starts in a zone (its midnight there), as a timestamptz expression. */
+const localMidnight = (date: string, zone: string) => sql.fragment`(${date}::date::timestamp AT TIME ZONE ${zone}::text)`;
+
+/** The low end (included) and high end of a range as expressions comparable with the field. */
+function rangeEnds(field: FieldDef, range: RangePlan): { low: Fragment; high: Fragment; highIncluded: boolean } {
+  if (range.kind === 'values') return { low: typed(field, range.low), high: typed(field, range.high), highIncluded: true };
+  if (field.type === 'date') return { low: typed(field, range.from), high: typed(field, range.toExclusive), highIncluded: false };
+  return { low: localMidnight(range.from, range.zone), high: localMidnight(range.toExclusive, range.zone), highIncluded: false };
+}
+
+/** A relative date compared with eq (within the range), gte, gt, lt or lte. */
+function rangeFilterSql(field: FieldDef, op: FilterPlan['op'], range: RangePlan): Fragment {
   const col = column(field);
+  const { low, high } = rangeEnds(field, range);
+  switch (op) {
+    case 'gte':
+      return sql.fragment`${col} >= ${low}`;
+    case 'lt':
+      return sql.fragment`${col} < ${low}`;
+    case 'gt':
+      return sql.fragment`${col} >= ${high}`;
+    case 'lte':
+      return sql.fragment`${col} < ${high}`;
+    default:
+      return sql.fragment`(${col} >= ${low} AND ${col} < ${high})`;
+  }
+}
+
+/**
+ * Rows whose span [start, end) overlaps the range. A span with no end (or a point) overlaps when its
+ * start lies in the range; a span that starts before the range overlaps when it ends after its start.
+ */
+function overlapsSql(start: FieldDef, end: FieldDef, range: RangePlan): Fragment {
+  const { low, high, highIncluded } = rangeEnds(start, range);
+  const s = column(start);
+  const e = column(end);
+  const beforeHigh = highIncluded ? sql.fragment`${s} <= ${high}` : sql.fragment`${s} < ${high}`;
+  return sql.fragment`(${beforeHigh} AND (${e} > ${low} OR ${s} >= ${low}))`;
+}
+
+export function filterSql({ field, op, value, range, spanEnd }: FilterPlan): Fragment {
+  const col = column(field);
+  if (op === 'overlaps' && range && spanEnd) return overlapsSql(field, spanEnd, range);
+  if (range) return rangeFilterSql(field, op, range);
   switch (op) {
     case 'eq':
       return sql.fragment`${col} = ${typed(field, value)}`;
@@ -41,11 +84,14 @@ export function filterSql({ field, op, value }: FilterPlan): Fragment {
     case 'contains':
       return field.type === 'string[]'
         ? sql.fragment`${col} @> ARRAY[${value as string}::text]`
-        : sql.fragment`${col} ILIKE ${`%${likePattern(value as string)}%`} ESCAPE '\\'`;
+        : sql.fragment`unaccent(${col}) ILIKE unaccent(${`%${likePattern(value as string)}%`}::text) ESCAPE '\\'`;
     case 'starts_with':
-      return sql.fragment`${col} ILIKE ${`${likePattern(value as string)}%`} ESCAPE '\\'`;
+      // Accents and case both ignored, so "Muller" finds "Müller" (unaccent is created by a migration).
+      return sql.fragment`unaccent(${col}) ILIKE unaccent(${`${likePattern(value as string)}%`}::text) ESCAPE '\\'`;
     case 'is_null':
       return value ? sql.fragment`${col} IS NULL` : sql.fragment`${col} IS NOT NULL`;
+    case 'overlaps':
+      throw new Error('overlaps is planned with a range');
   }
 }
 
@@ -127,18 +173,36 @@ function metricSql(metric: AggregatePlan['metrics'][number]): Fragment {
   }
 }
 
-export function aggregateSql(plan: QueryPlan, aggregate: AggregatePlan) {
-  const groups = aggregate.groupBy.map((f) => sql.fragment`${column(f)} AS ${sql.identifier([f.name])}`);
+/** A group's value: the field, or its local day, week (from Monday) or month as the date it starts on. */
+function groupSql(group: GroupPlan, zone: string): Fragment {
+  const col = column(group.field);
+  if (!group.bucket) return col;
+  const local = group.field.type === 'timestamp' ? sql.fragment`(${col} AT TIME ZONE ${zone}::text)` : sql.fragment`${col}::timestamp`;
+  return sql.fragment`date_trunc(${group.bucket}::text, ${local})::date`;
+}
+
+/**
+ * The groups of an aggregate as a page: computed in an inner query, then ordered, bounded by the cursor
+ * and limited like rows, with each order column's text beside it for the next cursor.
+ */
+export function aggregateSql(plan: QueryPlan, aggregate: AggregatePlan, cursorValues?: CursorValues) {
+  const groups = aggregate.groupBy.map((group) => sql.fragment`${groupSql(group, aggregate.zone)} AS ${sql.identifier([group.alias])}`);
   const metrics = aggregate.metrics.map((m) => sql.fragment`${metricSql(m)} AS ${sql.identifier([m.alias])}`);
-  const grouping =
-    aggregate.groupBy.length === 0
-      ? sql.fragment``
-      : sql.fragment`GROUP BY ${sql.join(aggregate.groupBy.map(column), sql.fragment`, `)}
-         ORDER BY ${orderSql(aggregate.groupBy.map((field) => ({ field, direction: 'asc' as const })))}`;
+  // By output name: a bucket's expression holds parameters, and a repeated expression would bind new ones.
+  const grouping = aggregate.groupBy.length === 0 ? sql.fragment`` : sql.fragment`GROUP BY ${sql.join(aggregate.groupBy.map((g) => sql.identifier([g.alias])), sql.fragment`, `)}`;
+  const outputs = [...aggregate.groupBy.map((g) => g.alias), ...aggregate.metrics.map((m) => m.alias)].map((alias) => sql.identifier(['g', alias]));
+  const keys = aggregate.order.map(({ field }, i) => sql.fragment`${column(field)}::text AS ${sql.identifier([cursorColumn(i)])}`);
+  const bound = cursorValues ? afterCursorSql(aggregate.order, cursorValues) : sql.fragment`TRUE`;
+  const ordering = aggregate.order.length === 0 ? sql.fragment`` : sql.fragment`ORDER BY ${orderSql(aggregate.order)}`;
   return sql.fragment`
-    SELECT ${sql.join([...groups, ...metrics], sql.fragment`, `)}
-    FROM ${sql.identifier([plan.object.table])}
-    WHERE ${whereSql(plan.filters.map(filterSql))}
-    ${grouping}
+    SELECT ${sql.join([...outputs, ...keys], sql.fragment`, `)}
+    FROM (
+      SELECT ${sql.join([...groups, ...metrics], sql.fragment`, `)}
+      FROM ${sql.identifier([plan.object.table])}
+      WHERE ${whereSql(plan.filters.map(filterSql))}
+      ${grouping}
+    ) AS g
+    WHERE ${bound}
+    ${ordering}
     LIMIT ${plan.limit + 1}`;
 }

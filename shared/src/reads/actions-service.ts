@@ -8,6 +8,7 @@ import type { Sector } from '../sectors/index.ts';
 import { createCallGuard, grantedSectors } from './call-guard.ts';
 import { noActiveConnection, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
 import { activeConnectionIds } from './reads-queries.ts';
+import { chooseActionConnection } from './action-target.ts';
 import type { Caller } from './reads-types.ts';
 import { isSector, offersActions } from '../sectors/index.ts';
 
@@ -19,8 +20,15 @@ export const InvokeActionInputSchema = z
   .object({
     name: z.string().min(1).max(256).describe('The action, <sector>.<domain>.<service>, as list_actions names it (e.g. home.light.turn_on).'),
     arguments: z.record(z.string(), z.unknown()).optional().describe("The action's arguments, as its input_schema describes."),
+    connection_id: z
+      .uuid({ error: 'expected a connection id as describe_context lists it' })
+      .optional()
+      .describe('The connection that should act, when more than one offers the action (ids in describe_context); the answer names the one that acted.'),
   })
   .strict();
+
+/** An action's answer, with the connection that performed it. */
+export type InvokeActionResult = ActionResult & { connection_id: string };
 
 /**
  * The actions of the active connections in the given sectors whose names start with their own sector.
@@ -59,7 +67,7 @@ export function createActionsService(deps: ActionsServiceDeps) {
       }) as Promise<{ actions: ActionDef[] }>;
     },
 
-    invokeAction(caller: Caller, input: unknown): Promise<ActionResult> {
+    invokeAction(caller: Caller, input: unknown): Promise<InvokeActionResult> {
       return audited(caller, 'invoke_action', input, () => {
         const name = (input as { name?: unknown } | null)?.name;
         if (typeof name !== 'string') return null;
@@ -69,14 +77,15 @@ export function createActionsService(deps: ActionsServiceDeps) {
       }, async (sector) => {
         const parsed = InvokeActionInputSchema.safeParse(input);
         if (!parsed.success || sector === null) throw new ValidationError(parsed.success ? 'name: give the action to perform' : describeZodError(parsed.error));
-        const { name, arguments: args = {} } = parsed.data;
+        const { name, arguments: args = {}, connection_id: connectionId } = parsed.data;
         if ((await activeConnectionIds(deps.db, sector as Sector)).length === 0) throw noActiveConnection(sector);
-        const offering = (await offeredActions(deps.db, [sector as Sector])).find((action) => action.name === name);
-        if (!offering) throw new ValidationError(`unknown action '${name}'; list_actions shows the actions ${sector} offers`);
+        const offering = (await offeredActions(deps.db, [sector as Sector])).filter((action) => action.name === name).map((action) => action.connectionId);
+        if (offering.length === 0) throw new ValidationError(`unknown action '${name}'; list_actions shows the actions ${sector} offers`);
         if (!deps.live) throw new UpstreamError('actions are not available: the sync-worker is not connected');
-        const result = await deps.live.invokeAction({ connectionId: offering.connectionId, name, arguments: args });
+        const target = await chooseActionConnection(deps.db, deps.live, { name, sector, args, connectionId, offering: [...new Set(offering)] });
+        const result: InvokeActionResult = { ...(await deps.live.invokeAction({ connectionId: target, name, arguments: args })), connection_id: target };
         return { result, count: result.ok ? 1 : 0, outcome: result.ok ? 'ok' : 'error' };
-      }) as Promise<ActionResult>;
+      }) as Promise<InvokeActionResult>;
     },
   };
 }

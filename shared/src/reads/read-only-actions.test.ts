@@ -16,6 +16,7 @@ const testEnv = useTestEnvironment();
 const events: AuditEvent[] = [];
 const invoked: string[] = [];
 let actions: ActionsService;
+let hub: string;
 const READ_ONLY = SECTORS.filter((sector) => sector !== 'home');
 const caller: Caller = { kind: 'agent', grant: { agentId: 1, agentName: 'claude', sectors: [...SECTORS], expiresAt: null, generation: 0 }, requestId: 'req-1' };
 const LIGHT = { name: 'home.light.turn_on', sector: 'home', description: 'Turn a light on', input_schema: { type: 'object' } };
@@ -37,7 +38,7 @@ beforeAll(async () => {
     const connection = await insertTestConnection(testEnv.db, { sector });
     if (sector === 'finance') await testEnv.db.query(sql.unsafe`UPDATE connections SET actions = ${sql.jsonb([TRANSFER])} WHERE id = ${connection}::uuid`);
   }
-  const hub = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'home-assistant' });
+  hub = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'home-assistant' });
   // A hub's catalogue as its sync stores it: the control that shows the service does read actions.
   await testEnv.db.query(sql.unsafe`UPDATE connections SET actions = ${sql.jsonb([LIGHT])} WHERE id = ${hub}::uuid`);
 });
@@ -63,7 +64,7 @@ describe('actions on read-only sectors (spec 1 item 8)', () => {
   });
 
   it('still performs an offered home action (the control)', async () => {
-    expect(await actions.invokeAction(caller, { name: LIGHT.name, arguments: {} })).toEqual({ ok: true, result: null });
+    expect(await actions.invokeAction(caller, { name: LIGHT.name, arguments: {} })).toEqual({ ok: true, result: null, connection_id: hub });
     expect(invoked).toEqual([LIGHT.name]);
   });
 });

@@ -2,9 +2,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEvent, AuditRecorder } from '../audit/index.ts';
 import { upsertRecords } from '../cache/index.ts';
 import type { Grant } from '../grants/index.ts';
-import { createQueryEngine, type QueryEngine } from '../query/index.ts';
+import { createQueryEngine, localDate, type QueryEngine } from '../query/index.ts';
+import { createTimeZoneQueries, machineTimeZone } from '../settings/index.ts';
 import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { ValidationError } from './reads-errors.ts';
+import { KNOWN_VALUES_CAP } from './known-values.ts';
 import { createReadService, QUERY_BODY_EXPECTED, type ReadService } from './reads-service.ts';
 import type { Caller } from './reads-types.ts';
 
@@ -47,7 +49,8 @@ beforeAll(async () => {
 describe('describe_context', () => {
   it('returns sectors: [] and no connections for an empty grant (spec 5 rule 2)', async () => {
     const result = await reads.describeContext(grant([]));
-    expect(result).toEqual({ service: 'pcg-test', sectors: [], connections: [], now: NOW.toISOString() });
+    const zone = machineTimeZone();
+    expect(result).toEqual({ service: 'pcg-test', sectors: [], connections: [], now: NOW.toISOString(), time_zone: zone, time_zone_source: 'machine', today: localDate(NOW, zone) });
     expect(lastEvent()).toMatchObject({ tool: 'describe_context', decision: 'allow', outcome: 'ok', sector: null, agentId: 'claude' });
   });
 
@@ -63,6 +66,23 @@ describe('describe_context', () => {
       health: 'ok',
       consent_expires_at: '2027-02-01T00:00:00.000Z',
     });
+  });
+});
+
+describe('the person\'s time zone (issue 20)', () => {
+  it('is shown by describe_context and get_schema, and relative dates resolve in it', async () => {
+    const zones = createTimeZoneQueries(testEnv.db);
+    await zones.write('Pacific/Auckland');
+    try {
+      // 12:00Z on 22 November is already the 23rd in Auckland (UTC+13).
+      expect(await reads.describeContext(grant(['finance']))).toMatchObject({ time_zone: 'Pacific/Auckland', time_zone_source: 'setting', today: '2026-11-23' });
+      const schema = (await reads.getSchema(grant(['finance']), {})) as { conventions?: Record<string, unknown> };
+      expect(schema.conventions).toMatchObject({ time_zone: 'Pacific/Auckland', relative_dates: expect.arrayContaining(['last_month', 'last_N_days']), buckets: ['day', 'week', 'month'] });
+      const today = await reads.query(grant(['finance']), { object: 'finance.transaction', where: [{ field: 'posted_on', op: 'eq', value: 'today' }] });
+      expect(today.resolved_dates).toEqual([{ where: 'where.0', field: 'posted_on', relative: 'today', from: '2026-11-23', to: '2026-11-23', time_zone: 'Pacific/Auckland' }]);
+    } finally {
+      await zones.write(null);
+    }
   });
 });
 
@@ -185,5 +205,29 @@ describe('get_record by sector', () => {
     expect(found.object).toBe('finance.transaction');
     const { error } = (await outcomeOf(reads.getRecord(grant(['mail']), { object: 'finance', id: row?.id }))) as { error: string };
     expect(error).toMatch(/sector 'finance' is not granted/);
+  });
+});
+
+// Last: these add transactions and accounts that the tests above do not expect.
+describe('discoverable values (issue 20)', () => {
+  it('lists the values the cache holds for categorical fields, most frequent first, and none for other fields', async () => {
+    const bank = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid' });
+    const categories = ['groceries', 'groceries', 'dining', 'groceries', 'dining', 'travel'];
+    await upsertRecords(testEnv.db, { object: 'finance.transaction', connectionId: bank, source: 'plaid', records: categories.map((category, i) => ({ source_id: `k${i}`, amount: '-1.00', category, currency: 'EUR', pending: false })) });
+    const { objects } = (await reads.getSchema(grant(['finance']), { sector: 'finance' })) as { objects: Array<{ name: string; fields: Array<Record<string, unknown>> }> };
+    const fields = objects.find((object) => object.name === 'finance.transaction')?.fields ?? [];
+    const field = (name: string) => fields.find((candidate) => candidate.name === name);
+    expect(field('category')?.known_values).toEqual(['groceries', 'dining', 'travel']);
+    expect(field('currency')?.known_values).toEqual(['EUR']);
+    expect(field('description')).not.toHaveProperty('known_values');
+  });
+
+  it('caps the list and says so', async () => {
+    const bank = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid' });
+    await upsertRecords(testEnv.db, { object: 'finance.account', connectionId: bank, source: 'plaid', records: Array.from({ length: KNOWN_VALUES_CAP + 5 }, (_, i) => ({ source_id: `acct${i}`, subtype: `kind-${String(i).padStart(2, '0')}` })) });
+    const { objects } = (await reads.getSchema(grant(['finance']), { sector: 'finance' })) as { objects: Array<{ name: string; fields: Array<Record<string, unknown>> }> };
+    const subtype = objects.find((object) => object.name === 'finance.account')?.fields.find((candidate) => candidate.name === 'subtype');
+    expect(subtype?.known_values).toHaveLength(KNOWN_VALUES_CAP);
+    expect(subtype?.known_values_capped).toBe(true);
   });
 });

@@ -3,13 +3,15 @@ import type { z } from 'zod';
 import type { AuditRecorder } from '../audit/index.ts';
 import type { LiveRequester } from '../live/index.ts';
 import type { Logger } from '../logger/index.ts';
-import { describeZodError, type QueryEngine, type QueryResult } from '../query/index.ts';
+import { BUCKETS, describeZodError, FILTER_OPS, localDate, RELATIVE_DATES, RELATIVE_DATES_DOC, type QueryEngine, type QueryResult } from '../query/index.ts';
+import { createTimeZoneReader, type PersonTimeZone } from '../settings/index.ts';
 import { CATALOGUE, findObject, isSector, objectsOfSector, type ObjectDef, type Sector } from '../sectors/index.ts';
 import { createCallGuard, grantedSectors } from './call-guard.ts';
-import { noActiveConnection, NotFoundError, pushedOnly, RECORD_NOT_FOUND, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
-import { findProvider } from '../providers/index.ts';
+import { NotFoundError, RECORD_NOT_FOUND, unknownSector, ValidationError } from './reads-errors.ts';
 import { connectionHealth, dataAgeSeconds } from '../connections/index.ts';
-import { activeConnections, connectionsInSectors } from './reads-queries.ts';
+import { fetchLiveRows, type FetchLiveResult } from './live-reads.ts';
+import { knownValues } from './known-values.ts';
+import { connectionsInSectors } from './reads-queries.ts';
 import {
   FetchLiveInputSchema,
   GetRecordInputSchema,
@@ -28,6 +30,8 @@ export type ReadServiceDeps = {
   /** Absent until the live queue is wired; fetch_live then fails with a clear message. */
   live?: LiveRequester;
   now?: () => Date;
+  /** The person's time zone; default: the saved setting, else the machine's zone. */
+  timeZone?: () => Promise<PersonTimeZone>;
 };
 
 /** The answer to a query whose input is missing or not a JSON object (a bare `null`, a list, a string). */
@@ -40,6 +44,7 @@ export const QUERY_BODY_EXPECTED = 'query: send a JSON object naming the object 
  */
 export function createReadService(deps: ReadServiceDeps) {
   const { audited, checkSector, now } = createCallGuard(deps);
+  const personZone = deps.timeZone ?? createTimeZoneReader(deps.db);
 
   function objectOf(name: string, sector: Sector): ObjectDef {
     const object = findObject(name);
@@ -80,7 +85,9 @@ export function createReadService(deps: ReadServiceDeps) {
           if (row.sector === 'finance') summary.consent_expires_at = row.consent_expires_at;
           return summary;
         });
-        return { result: { service: deps.serviceName, sectors, connections, now: at.toISOString() }, count: connections.length };
+        const { zone, source } = await personZone();
+        const result: DescribeContextResult = { service: deps.serviceName, sectors, connections, now: at.toISOString(), time_zone: zone, time_zone_source: source, today: localDate(at, zone) };
+        return { result, count: connections.length };
       }) as Promise<DescribeContextResult>;
     },
 
@@ -93,24 +100,41 @@ export function createReadService(deps: ReadServiceDeps) {
       }, async (sector) => {
         // Objects of ungranted sectors are absent, not refused (spec 4.2).
         const granted = grantedSectors(caller);
-        const objects = CATALOGUE.filter((object) => granted.includes(object.sector) && (sector === null || object.sector === sector)).map(
-          ({ name, sector: objectSector, description, fields, notes, fieldDocs }) => ({
-            name,
-            sector: objectSector,
-            description,
-            fields: fields.map(({ name: fieldName, type, description: about, unit, filterable, sortable }) => ({
-              name: fieldName,
-              type,
-              description: about,
-              ...(unit ? { unit } : {}),
-              filterable,
-              sortable,
-            })),
-            notes,
-            fieldDocs,
+        const listed = CATALOGUE.filter((object) => granted.includes(object.sector) && (sector === null || object.sector === sector));
+        const objects = await Promise.all(
+          listed.map(async (object) => {
+            const known = await knownValues(deps.db, object);
+            const { name, sector: objectSector, description, fields, notes, fieldDocs, spans } = object;
+            return {
+              name,
+              sector: objectSector,
+              description,
+              fields: fields.map(({ name: fieldName, type, description: about, unit, filterable, sortable }) => ({
+                name: fieldName,
+                type,
+                description: about,
+                ...(unit ? { unit } : {}),
+                filterable,
+                sortable,
+                ...(known[fieldName] ? { known_values: known[fieldName].values, ...(known[fieldName].capped ? { known_values_capped: true } : {}) } : {}),
+              })),
+              notes,
+              fieldDocs,
+              ...(spans ? { spans } : {}),
+            };
           }),
         );
-        return { result: { objects }, count: objects.length };
+        const { zone } = await personZone();
+        const conventions = {
+          filter_ops: FILTER_OPS,
+          overlaps_rule: 'overlaps works on the start field of an object\'s spans (listed per object): rows whose span [start, end) overlaps value, a relative date or a [low, high] pair.',
+          time_zone: zone,
+          relative_dates: RELATIVE_DATES,
+          relative_dates_rule: RELATIVE_DATES_DOC,
+          buckets: BUCKETS,
+          buckets_rule: `aggregate.group_by takes {field, bucket} with bucket ${BUCKETS.join(', ')} on a date or timestamp field, in time_zone; the output is named <field>_<bucket> and holds the first local day of the bucket (weeks start on Monday).`,
+        };
+        return { result: { objects, conventions }, count: objects.length };
       }) as Promise<{ objects: unknown[] }>;
     },
 
@@ -119,7 +143,7 @@ export function createReadService(deps: ReadServiceDeps) {
         if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ValidationError(QUERY_BODY_EXPECTED);
         const name = (input as { object?: unknown }).object;
         if (typeof name !== 'string' || sector === null) throw new ValidationError("object: name the object to read, e.g. 'finance.transaction'");
-        const result = await deps.engine.query(objectOf(name, sector as Sector), input);
+        const result = await deps.engine.query(objectOf(name, sector as Sector), input, { now, timeZone: async () => (await personZone()).zone });
         return { result, count: result.row_count };
       }) as Promise<QueryResult>;
     },
@@ -137,7 +161,7 @@ export function createReadService(deps: ReadServiceDeps) {
       }) as Promise<{ object: string; record: Record<string, unknown> }>;
     },
 
-    fetchLive(caller: Caller, input: unknown): Promise<{ object: string; rows: unknown[]; live: true }> {
+    fetchLive(caller: Caller, input: unknown): Promise<FetchLiveResult> {
       return audited(
         caller,
         'fetch_live',
@@ -146,27 +170,13 @@ export function createReadService(deps: ReadServiceDeps) {
         async (sector) => {
           const request = parse(FetchLiveInputSchema, input);
           const object = objectOf(request.object, sector as Sector);
-          const active = await activeConnections(deps.db, object.sector);
-          if (active.length === 0) throw noActiveConnection(object.sector);
-          // Push-only sources (a phone that posts its exports) cannot be asked; unknown providers are asked.
-          const connections = active
-            .filter(({ provider }) => {
-              const descriptor = findProvider(provider);
-              return !descriptor || (descriptor.signIn !== 'push' && descriptor.objects.includes(object.name));
-            })
-            .map(({ id }) => id);
-          if (connections.length === 0) throw pushedOnly(object.name);
-          if (!deps.live) throw new UpstreamError('live reads are not available: the sync-worker is not connected');
-          const rows: unknown[] = [];
-          for (const connectionId of connections) {
-            const answer = await deps.live.fetchLive({ connectionId, object: object.name, id: request.id, where: request.where });
-            rows.push(...answer.rows.map((row) => ({ connection_id: connectionId, ...row })));
-          }
-          return { result: { object: object.name, rows, live: true }, count: rows.length };
+          const result = await fetchLiveRows(deps.db, deps.live, { object, id: request.id, where: request.where, connectionId: request.connection_id });
+          const answered = result.connections.some((connection) => connection.status === 'answered');
+          return { result, count: result.rows.length, outcome: answered ? 'ok' : 'error' };
         },
         // The operator's fetch_live is a Console act and is recorded (spec 6).
         { auditOperator: true },
-      ) as Promise<{ object: string; rows: unknown[]; live: true }>;
+      ) as Promise<FetchLiveResult>;
     },
   };
 }

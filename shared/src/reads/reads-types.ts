@@ -23,6 +23,10 @@ export const FetchLiveInputSchema = z
     object: z.string().min(1).max(128).describe('The object to read live from its source, e.g. home.entity.'),
     id: z.string().min(1).max(512).refine(isStorableText, EXPECTED_TEXT).optional().describe('One record: its gateway id or source id.'),
     where: z.array(LiveFilterSchema).max(20).optional().describe('Filters the source should apply, as in query.'),
+    connection_id: z
+      .uuid({ error: 'connection_id: expected a connection id as describe_context lists it' })
+      .optional()
+      .describe('Ask only this connection (an id from describe_context); default: every connection of the sector that can be read live.'),
   })
   .strict();
 
@@ -43,4 +47,9 @@ export type DescribeContextResult = {
   sectors: string[];
   connections: ConnectionSummary[];
   now: string;
+  /** The person's IANA time zone: relative dates, local buckets and local dates use it. */
+  time_zone: string;
+  time_zone_source: 'setting' | 'machine';
+  /** Today's date in that zone. */
+  today: string;
 };

@@ -21,7 +21,29 @@ export type FieldDef = {
   column?: string;
   /** What the upsert path stores when a record leaves a non-nullable field out. */
   defaultValue?: unknown;
+  /** A field with few distinct values (a category, a unit): get_schema lists the values the cache holds. */
+  categorical?: boolean;
+  /** A column the database derives from other columns (a generated column); never written by a record. */
+  generated?: boolean;
+  /** Not a column: worked out when read from the object's table (see the query layer); never written. */
+  computed?: { kind: 'duplicate_of'; table: string };
 };
+
+/** Whether records carry this field (false for fields the database or the read derives). */
+export const isWritable = (fieldDef: FieldDef) => !fieldDef.generated && !fieldDef.computed;
+
+/**
+ * The field that lets an agent count a night or a workout once when two sources report it: the id of an
+ * overlapping row of another connection that counts instead (the connection created first wins).
+ */
+export function duplicateOfField(what: string, table: string): FieldDef {
+  return field(
+    'duplicate_of',
+    'string',
+    `Gateway id of the same ${what} as reported by another source, which counts instead; null when this row counts. Filter duplicate_of is_null true before summing or averaging.`,
+    { sortable: false, computed: { kind: 'duplicate_of', table } },
+  );
+}
 
 export type ObjectDef = {
   /** `<sector>.<object>`, e.g. `finance.transaction`. */
@@ -34,6 +56,11 @@ export type ObjectDef = {
   notes: readonly string[];
   /** Field → what to know about it. */
   fieldDocs: Readonly<Record<string, string>>;
+  /**
+   * Spans a row covers, start and end field: the `overlaps` filter takes the start field. The end is
+   * exclusive (an instant, or the day after the last day of an all-day event).
+   */
+  spans?: ReadonlyArray<{ start: string; end: string }>;
   /** Order used when a query names none; `id` is always appended as the tiebreak. */
   defaultOrder: ReadonlyArray<{ field: string; direction: 'asc' | 'desc' }>;
 };

@@ -21,7 +21,7 @@ const SQL_TYPE: Record<FieldType, string> = {
   json: 'jsonb',
 };
 
-const ColumnRow = z.object({ column_name: z.string(), data_type: z.string(), is_nullable: z.string() });
+const ColumnRow = z.object({ column_name: z.string(), data_type: z.string(), is_nullable: z.string(), is_generated: z.string() });
 
 describe('sector catalogue', () => {
   it('names the ten objects of design 4.2, each in one of the six sectors', () => {
@@ -38,15 +38,17 @@ describe('sector catalogue', () => {
 
   it.each(CATALOGUE.map((object) => [object.name, object] as const))('agrees with the migrated table of %s, column by column', async (_name, object) => {
     const columns = await testEnv.db.many(sql.type(ColumnRow)`
-      SELECT column_name, data_type, is_nullable FROM information_schema.columns
+      SELECT column_name, data_type, is_nullable, is_generated FROM information_schema.columns
       WHERE table_schema = 'public' AND table_name = ${object.table} ORDER BY ordinal_position`);
-    expect(object.fields.map(columnOf)).toEqual(columns.map((column) => column.column_name));
-    for (const fieldDef of object.fields) {
+    const stored = object.fields.filter((fieldDef) => !fieldDef.computed);
+    expect(stored.map(columnOf)).toEqual(columns.map((column) => column.column_name));
+    for (const fieldDef of stored) {
       const column = columns.find((candidate) => candidate.column_name === columnOf(fieldDef));
-      expect({ field: fieldDef.name, type: SQL_TYPE[fieldDef.type], nullable: fieldDef.nullable }).toEqual({
+      expect({ field: fieldDef.name, type: SQL_TYPE[fieldDef.type], nullable: fieldDef.nullable, generated: fieldDef.generated === true }).toEqual({
         field: fieldDef.name,
         type: column?.data_type,
         nullable: column?.is_nullable === 'YES',
+        generated: column?.is_generated === 'ALWAYS',
       });
     }
   });

@@ -6,9 +6,13 @@ import { contactsContact } from './objects/contacts.ts';
 import { calendarEvent } from './objects/calendar.ts';
 import { homeEntity } from './objects/home.ts';
 import type { Sector } from './sector-names.ts';
+import { PAGE_BUDGET_CHARS } from '../query/query-budget.ts';
+
+/** Said on every object: a page is capped by size too, and `select` is how to fit more rows in one. */
+export const SELECT_NOTE = `Pages hold at most limit rows and at most ${PAGE_BUDGET_CHARS} characters; name only the fields you need with select (id always comes) to get more rows per page.`;
 
 /** The ten objects agents read (design 4.2): the one place that names objects, fields, notes and fieldDocs. */
-export const CATALOGUE: readonly ObjectDef[] = [
+export const CATALOGUE: readonly ObjectDef[] = ([
   financeAccount,
   financeTransaction,
   financeHolding,
@@ -19,7 +23,7 @@ export const CATALOGUE: readonly ObjectDef[] = [
   contactsContact,
   calendarEvent,
   homeEntity,
-];
+] satisfies ObjectDef[]).map((object) => ({ ...object, notes: [...object.notes, SELECT_NOTE] }));
 
 const byName = new Map(CATALOGUE.map((object) => [object.name, object]));
 

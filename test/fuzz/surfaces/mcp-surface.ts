@@ -8,18 +8,22 @@ import { authorization, withHeader, type Surface } from './surface.ts';
 const TOOLS = ['describe_context', 'get_schema', 'query', 'get_record', 'fetch_live', 'list_actions', 'invoke_action'] as const;
 const OBJECTS = ['finance.account', 'finance.transaction', 'finance.holding', 'health.sample', 'health.workout', 'health.sleep_session', 'mail.message', 'contacts.contact', 'calendar.event', 'home.entity'] as const;
 const FIELDS = ['id', 'amount', 'posted_on', 'synced_at', 'start_at', 'state', 'metric', 'value', 'currency', 'entity_id', 'description'] as const;
-const OPS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'not_in', 'contains', 'starts_with', 'is_null', 'between'] as const;
+const OPS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'not_in', 'contains', 'starts_with', 'is_null', 'between', 'overlaps'] as const;
+const RELATIVE = ['today', 'yesterday', 'tomorrow', 'this_week', 'last_week', 'this_month', 'last_month', 'this_year', 'last_30_days', 'last_0_days', 'next_99999_days', 'last__days'] as const;
+const OUTPUTS = ['count', 'sum_amount', 'avg_value', 'start_at_week', 'posted_on_month', 'category'] as const;
 const METHODS = ['initialize', 'tools/list', 'tools/call', 'ping', 'resources/list', 'prompts/list', 'notifications/initialized', 'server/discover', 'logging/setLevel', 'completion/complete'] as const;
 
-const condition = fc.record({ field: plausible(FIELDS), op: plausible(OPS), value: fc.oneof(hostileJson, fc.array(hostileText, { maxLength: 3 })) }, { requiredKeys: [] });
+const condition = fc.record({ field: plausible(FIELDS), op: plausible(OPS), value: fc.oneof(hostileJson, fc.array(hostileText, { maxLength: 3 }), plausible(RELATIVE)) }, { requiredKeys: [] });
 
 const where = fc.oneof({ weight: 4, arbitrary: fc.array(condition, { minLength: 1, maxLength: 3 }) }, { weight: 1, arbitrary: hostileJson });
-const orderBy = fc.oneof({ weight: 4, arbitrary: fc.array(fc.record({ field: plausible(FIELDS), direction: plausible(['asc', 'desc']) }), { maxLength: 2 }) }, { weight: 1, arbitrary: hostileJson });
+const orderBy = fc.oneof({ weight: 4, arbitrary: fc.array(fc.record({ field: fc.oneof(plausible(FIELDS), plausible(OUTPUTS)), direction: plausible(['asc', 'desc']) }), { maxLength: 2 }) }, { weight: 1, arbitrary: hostileJson });
+const groupBy = fc.oneof(plausible(FIELDS), fc.record({ field: plausible(FIELDS), bucket: plausible(['day', 'week', 'month', 'year']) }, { requiredKeys: [] }));
 const aggregate = fc.oneof(
-  fc.record({ group_by: fc.array(plausible(FIELDS), { maxLength: 2 }), metrics: fc.array(fc.record({ fn: plausible(['count', 'sum', 'avg', 'min', 'max']), field: plausible(FIELDS) }, { requiredKeys: ['fn'] }), { minLength: 1, maxLength: 2 }) }, { requiredKeys: ['metrics'] }),
+  fc.record({ group_by: fc.array(groupBy, { maxLength: 2 }), metrics: fc.array(fc.record({ fn: plausible(['count', 'sum', 'avg', 'min', 'max']), field: plausible(FIELDS) }, { requiredKeys: ['fn'] }), { minLength: 1, maxLength: 2 }) }, { requiredKeys: ['metrics'] }),
   hostileJson,
 );
 const some = { requiredKeys: [] as [] };
+const connectionId = plausible(['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '']);
 
 /** Each tool's own argument shape, with hostile values where its checks must hold; sometimes anything at all. */
 const toolCalls: Record<(typeof TOOLS)[number], fc.Arbitrary<unknown>> = {
@@ -27,9 +31,12 @@ const toolCalls: Record<(typeof TOOLS)[number], fc.Arbitrary<unknown>> = {
   get_schema: fc.record({ sector: plausible(SECTORS) }, some),
   query: fc.record({ object: plausible(OBJECTS, 6), where, order_by: orderBy, select: fc.array(plausible(FIELDS), { maxLength: 3 }), limit: fc.oneof(fc.integer({ min: 1, max: 200 }), hostileNumber), cursor: hostileText, aggregate }, { requiredKeys: ['object'] }),
   get_record: fc.record({ object: plausible(OBJECTS, 6), id: fc.oneof(hostileText, hostileNumber) }, { requiredKeys: ['object', 'id'] }),
-  fetch_live: fc.record({ object: plausible(OBJECTS, 6), id: hostileText, where }, { requiredKeys: ['object'] }),
+  fetch_live: fc.record({ object: plausible(OBJECTS, 6), id: hostileText, where, connection_id: connectionId }, { requiredKeys: ['object'] }),
   list_actions: fc.record({ sector: plausible(SECTORS) }, some),
-  invoke_action: fc.record({ name: plausible(['home.light.turn_on', 'home.switch.toggle', 'finance.x.y', 'home.', 'home']), arguments: hostileJson }, { requiredKeys: ['name'] }),
+  invoke_action: fc.record(
+    { name: plausible(['home.light.turn_on', 'home.switch.toggle', 'finance.x.y', 'home.', 'home']), arguments: fc.oneof(hostileJson, fc.record({ entity_id: fc.oneof(plausible(['light.kitchen', 'light.nowhere', '']), fc.array(hostileText, { maxLength: 3 })) })), connection_id: connectionId },
+    { requiredKeys: ['name'] },
+  ),
 };
 
 const namedToolCall = fc.constantFrom(...TOOLS).chain((name) => toolCalls[name].map((args) => ({ name, arguments: args })));

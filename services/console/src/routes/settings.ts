@@ -3,12 +3,13 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { SettingsViewSchema, UpdateSettingsInputSchema, type SettingsService } from '@pcg/shared/settings';
 
 export type SettingsRoutesDeps = {
-  settings: Pick<SettingsService, 'read' | 'savePublicOrigin'>;
+  settings: Pick<SettingsService, 'read' | 'update'>;
 };
 
 /**
  * The Console's settings (design 4.4), behind the Host check: the public origin that switches the OAuth
- * bridge on. The service name is not a setting here; it comes from `SERVICE_NAME`.
+ * bridge on, and the person's time zone (design 7.4). The service name is not a setting here; it comes
+ * from `SERVICE_NAME`.
  */
 export function registerSettingsRoutes(app: FastifyInstance, { settings }: SettingsRoutesDeps): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -18,6 +19,6 @@ export function registerSettingsRoutes(app: FastifyInstance, { settings }: Setti
   routes.put(
     '/api/settings',
     { schema: { body: UpdateSettingsInputSchema, response: { 200: SettingsViewSchema } } },
-    async (request) => settings.savePublicOrigin(request.body.publicOrigin, request.id),
+    async (request) => settings.update(request.body, request.id),
   );
 }

@@ -33,8 +33,11 @@ export function createLiveRunner(deps: LiveRunnerDeps) {
       const context = buildConnectorContext(deps, connection, { signal: aborted, requestTimeoutMs: Math.min(deps.requestTimeoutMs, remaining), log });
       if (data.kind === 'fetch_live') {
         const fetchLive = connector?.fetchLive?.bind(connector);
-        if (!fetchLive) return failed(`${connection.display_name || connection.provider} cannot be read live (its data is pushed to the gateway); query the cache instead`);
-        const id = data.id !== undefined && GATEWAY_ID.test(data.id) && connector?.provider.objects.includes(data.object) ? ((await deps.store.sourceIdOf(connection.id, data.object, data.id)) ?? data.id) : data.id;
+        if (!connector) return failed(`no connector for provider '${connection.provider}' runs in the sync-worker, so there is no source to ask; query the cache instead`);
+        // Say why only when it is true: a source without live reads is not always one that pushes.
+        const pushed = connector.provider.signIn === 'push' ? ' (its data is pushed to the gateway)' : '';
+        if (!fetchLive) return failed(`${connection.display_name || connection.provider} cannot be read live${pushed}; query the cache instead`);
+        const id = data.id !== undefined && GATEWAY_ID.test(data.id) && connector.provider.objects.includes(data.object) ? ((await deps.store.sourceIdOf(connection.id, data.object, data.id)) ?? data.id) : data.id;
         const value = await withTokenRefresh(context, () => fetchLive(context, { object: data.object, id, where: data.where }));
         return { status: 'answered', value };
       }

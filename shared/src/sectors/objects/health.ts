@@ -1,4 +1,4 @@
-import { commonFields, field, type ObjectDef } from '../catalogue-types.ts';
+import { commonFields, duplicateOfField, field, type ObjectDef } from '../catalogue-types.ts';
 
 export const healthSample: ObjectDef = {
   name: 'health.sample',
@@ -7,12 +7,12 @@ export const healthSample: ObjectDef = {
   description: 'A measured health quantity over an interval: steps, heart rate, energy, weight, …',
   fields: [
     ...commonFields(),
-    field('metric', 'string', 'What was measured, e.g. step_count, heart_rate, active_energy, body_mass.', { nullable: false }),
+    field('metric', 'string', 'What was measured, e.g. step_count, heart_rate, active_energy, body_mass.', { nullable: false, categorical: true }),
     field('value', 'number', 'The measured value, in unit.'),
-    field('unit', 'string', 'Unit of value, e.g. count, count/min, kcal, kg.'),
+    field('unit', 'string', 'Unit of value, e.g. count, count/min, kcal, kg.', { categorical: true }),
     field('start_at', 'timestamp', 'Start of the measured interval (UTC).'),
     field('end_at', 'timestamp', 'End of the measured interval (UTC).'),
-    field('device', 'string', 'Device that measured it, when known.'),
+    field('device', 'string', 'Device that measured it, when known.', { categorical: true }),
   ],
   notes: [
     'Cumulative metrics (steps, distance, energy) may be summed; discrete ones (heart rate, body mass) may only be averaged, or min/max taken.',
@@ -25,6 +25,7 @@ export const healthSample: ObjectDef = {
     unit: 'kcal versus kJ matters for energy metrics.',
     start_at: 'UTC; convert before grouping by local day.',
   },
+  spans: [{ start: 'start_at', end: 'end_at' }],
   defaultOrder: [{ field: 'start_at', direction: 'desc' }],
 };
 
@@ -35,7 +36,7 @@ export const healthWorkout: ObjectDef = {
   description: 'A workout: sport, duration, energy, distance and heart rate.',
   fields: [
     ...commonFields(),
-    field('sport', 'string', 'Activity, e.g. running, cycling, strength_training.'),
+    field('sport', 'string', 'Activity, e.g. running, cycling, strength_training.', { categorical: true }),
     field('start_at', 'timestamp', 'Start (UTC).'),
     field('end_at', 'timestamp', 'End (UTC).'),
     field('duration_s', 'number', 'Duration.', { unit: 's' }),
@@ -44,9 +45,11 @@ export const healthWorkout: ObjectDef = {
     field('avg_hr', 'number', 'Average heart rate.', { unit: 'count/min' }),
     field('max_hr', 'number', 'Maximum heart rate.', { unit: 'count/min' }),
     field('strain', 'number', 'Provider strain score (0–21 on the wearable scale), when reported.'),
+    duplicateOfField('workout', 'health_workouts'),
   ],
   notes: [
     'energy_kcal is always kilocalories: sources that report kilojoules are converted (1 kcal = 4.184 kJ).',
+    'A watch and a phone app can both report one workout: each is a row. duplicate_of names the row that counts instead (a row of another connection overlapping in time); filter duplicate_of is_null true to count each workout once.',
     'duration_s is seconds, even where a source reports milliseconds or minutes.',
     'distance_m is metres.',
   ],
@@ -55,6 +58,7 @@ export const healthWorkout: ObjectDef = {
     duration_s: 'Seconds.',
     strain: 'Wearable-specific score; null for other sources.',
   },
+  spans: [{ start: 'start_at', end: 'end_at' }],
   defaultOrder: [{ field: 'start_at', direction: 'desc' }],
 };
 
@@ -75,14 +79,17 @@ export const healthSleepSession: ObjectDef = {
     field('awake_s', 'number', 'Time awake during the session.', { unit: 's' }),
     field('efficiency_pct', 'number', 'asleep / in bed, as a percentage.', { unit: '%' }),
     field('score', 'number', 'Provider sleep score (0–100), when reported.'),
+    duplicateOfField('night', 'health_sleep_sessions'),
   ],
   notes: [
     'All durations are seconds, even where a source reports milliseconds.',
-    'A night usually starts before local midnight: select by end_at to get "last night".',
+    'A night usually starts before local midnight: select by end_at to get "last night", or start_at overlaps yesterday for every session touching that day.',
+    'A wearable and a phone app can both report one night: each is a row. duplicate_of names the row that counts instead (a row of another connection overlapping in time); filter duplicate_of is_null true to count each night once.',
   ],
   fieldDocs: {
     asleep_s: 'Seconds; rem_s + deep_s + light_s when stages are known.',
     start_at: 'UTC; the local evening of the night before.',
   },
+  spans: [{ start: 'start_at', end: 'end_at' }],
   defaultOrder: [{ field: 'start_at', direction: 'desc' }],
 };

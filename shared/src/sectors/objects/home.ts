@@ -8,7 +8,7 @@ export const homeEntity: ObjectDef = {
   fields: [
     ...commonFields(),
     field('entity_id', 'string', 'Hub entity id, e.g. light.kitchen.', { nullable: false }),
-    field('domain', 'string', 'Entity domain, e.g. light, switch, sensor, climate.', { nullable: false }),
+    field('domain', 'string', 'Entity domain, e.g. light, switch, sensor, climate.', { nullable: false, categorical: true }),
     field('friendly_name', 'string', 'Human name of the entity.'),
     field('state', 'string', 'State as text: "on", "off", "21.5", "unavailable", …'),
     field('attributes', 'json', 'Domain-specific attributes (brightness, unit_of_measurement, …).', { defaultValue: {} }),

@@ -17,7 +17,8 @@ export function actionTools(actions: ActionsService): ToolDef[] {
       name: 'invoke_action',
       title: 'Invoke action',
       description:
-        'Performs one action, named <sector>.<domain>.<service> as list_actions shows (e.g. home.light.turn_on), with its arguments. Never retried. A source that rejects the action answers ok: false with its reason.',
+        'Performs one action, named <sector>.<domain>.<service> as list_actions shows (e.g. home.light.turn_on), with its arguments. Never retried. A source that rejects the action answers ok: false with its reason. ' +
+          'The answer names the connection that acted (connection_id); when more than one connection offers the action, pass connection_id or name an entity_id only one of them knows. An entity_id that neither the cache nor the source knows is refused.',
       inputSchema: InvokeActionInputSchema,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       handler: (args, caller) => actions.invokeAction(caller, args),

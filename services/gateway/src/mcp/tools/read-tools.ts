@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { QueryInputSchema } from '@pcg/shared/query';
+import { PAGE_BUDGET_CHARS, QueryInputSchema } from '@pcg/shared/query';
 import { FetchLiveInputSchema, GetRecordInputSchema, GetSchemaInputSchema, type ReadService } from '@pcg/shared/reads';
 import type { ToolDef } from './tool-types.ts';
 
@@ -30,7 +30,7 @@ export function readTools(reads: ReadService): ToolDef[] {
       name: 'query',
       title: 'Query',
       description:
-        'Structured read of ONE object in ONE sector from the local cache: filters, ordering, field selection, or an aggregate. Pages are capped; has_more: true means this is one page, and next_cursor fetches the next.',
+        `Structured read of ONE object in ONE sector from the local cache: filters, ordering, field selection, or an aggregate. Pages are capped at limit rows and at ${PAGE_BUDGET_CHARS} characters; has_more: true means this is one page, and next_cursor fetches the next. A page cut for size says so (cut_for_size); name fewer fields with select to get more rows per page.`,
       inputSchema: QueryInputSchema,
       annotations: READ_ONLY,
       handler: (args, caller) => reads.query(caller, args),
@@ -47,7 +47,8 @@ export function readTools(reads: ReadService): ToolDef[] {
       name: 'fetch_live',
       title: 'Fetch live',
       description:
-        'The only read that leaves the cache and asks the source itself, for current data (for example the state of a device right now). Slower than query; nothing it returns is stored.',
+        'The only read that leaves the cache and asks the source itself, for current data (for example the state of a device right now). Slower than query; nothing it returns is stored. ' +
+          'Every connection of the sector that can be read live is asked; connections lists what each did (answered with row_count, failed with its error, or skipped with the reason), and each row carries its connection_id. Pass connection_id to ask one.',
       inputSchema: FetchLiveInputSchema,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
       handler: (args, caller) => reads.fetchLive(caller, args),
