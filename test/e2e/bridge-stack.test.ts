@@ -34,7 +34,7 @@ describe('the OAuth bridge across the four real processes, driven by the SDK cli
     const agent = await consoleCall('POST', '/api/agents', { name: 'e2e-hosted', sectors: ['home'], expiresInDays: 30 });
     expect(agent.status).toBe(201);
     // The gateway process picks the saved origin up without a restart.
-    expect((await consoleCall('PUT', '/api/settings', { publicOrigin: origin() })).json).toEqual({ publicOrigin: origin(), mcpUrl: stack.mcpUrl });
+    expect((await consoleCall('PUT', '/api/settings', { publicOrigin: origin() })).json).toMatchObject({ publicOrigin: origin(), mcpUrl: stack.mcpUrl });
     await bridgeServes(true);
 
     const { provider, captured } = oauthClient('E2E hosted client');
