@@ -126,11 +126,15 @@ describe('an oauth sign-in through the Console', () => {
   let firstCookie = '';
 
   it('asks for exactly the descriptor scopes with PKCE S256, and never serves the app credentials back', async () => {
-    const listed = await fetch(`${consoleService.address}/api/connect`);
+    const listed = await fetch(`${consoleService.address}/api/providers`);
     const text = await listed.text();
     expect(text).not.toContain(CLIENT.clientSecret);
     expect(text).not.toContain(CLIENT.clientId);
-    expect(JSON.parse(text)).toMatchObject({ providers: expect.arrayContaining([expect.objectContaining({ provider: 'test-oauth', signIn: 'oauth', scopes: SCOPES, appSaved: true })]) });
+    expect(JSON.parse(text)).toMatchObject({
+      providers: expect.arrayContaining([
+        expect.objectContaining({ kind: 'test-oauth', signIn: 'oauth', oauth: { scopes: SCOPES, appSaved: true, callbackPath: '/api/connect/test-oauth/callback' } }),
+      ]),
+    });
     const start = await fetch(`${consoleService.address}/api/connect/test-oauth/start`, { redirect: 'manual' });
     const location = new URL(start.headers.get('location') ?? '');
     expect(`${location.origin}${location.pathname}`).toBe(`${double.url}/authorize`);
@@ -211,6 +215,23 @@ describe('an oauth sign-in through the Console', () => {
     ]);
     const context = (await (await fetch(`${consoleService.address}/api/operator/context`)).json()) as { connections: Array<{ id: string; status: string }> };
     expect(context.connections.filter((row) => ids.has(row.id)).map((row) => row.status)).toEqual(['needs_sign_in', 'needs_sign_in']);
+  });
+
+  it('lists each sign-in with the connections it holds, its status and its last refresh, and no credential (GET /api/sign-ins)', async () => {
+    const answer = await fetch(`${consoleService.address}/api/sign-ins`);
+    expect(answer.status).toBe(200);
+    const text = await answer.text();
+    expect(text).not.toContain(DOUBLE_SECRET_PREFIX);
+    const { signIns } = JSON.parse(text) as { signIns: Array<{ id: string; provider: string; status: string; accountId: string | null; lastRefreshedAt: string | null; connections: Array<{ sector: string; status: string }> }> };
+    const listed = signIns.filter((row) => row.provider === 'test-oauth');
+    // The refused sign-ins (no sectors, other browser) left none.
+    expect(listed.map((row) => row.id)).toEqual([signInId]);
+    expect(listed[0]).toMatchObject({ status: 'needs_sign_in', accountId: 'account-1' });
+    expect(listed[0]?.connections.map((connection) => [connection.sector, connection.status])).toEqual([
+      ['calendar', 'needs_sign_in'],
+      ['mail', 'needs_sign_in'],
+    ]);
+    expect(Date.parse(listed[0]?.lastRefreshedAt ?? '')).not.toBeNaN();
   });
 
   it('renews the sign-in in place for the same account, keeping its rows', async () => {

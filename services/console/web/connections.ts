@@ -166,7 +166,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
 
   let cachedProviders: Provider[] = [];
   try {
-    cachedProviders = await api<Provider[]>('GET', '/api/providers');
+    cachedProviders = (await api<{ providers: Provider[] }>('GET', '/api/providers')).providers;
   } catch (error) {
     replace(root, notice(errorText(error), 'error'));
     return;

@@ -113,6 +113,7 @@ export function adminSurface(): Surface {
           queryBody.map((body) => ({ method: 'POST', path: '/api/operator/fetch_live', body })),
           fc.tuple(plausible(SECTORS).map(asText), fc.oneof(fc.record({ format: plausible(['jsonl', 'csv']) }, { requiredKeys: [] }), hostileJson)).map(([sector, body]) => ({ method: 'POST', path: `/api/export/${segment(sector)}`, body })),
           fc.constant({ method: 'GET', path: '/api/providers' }),
+          fc.constant({ method: 'GET', path: '/api/sign-ins' }),
           fc.oneof(fc.constant('/'), fc.constantFrom('main.ts', 'console.css', 'index.html', 'tsconfig.json', 'csv.test.ts'), pathSegment.map((name) => `/assets/${name}`)).map((path) => ({ method: 'GET', path: path.startsWith('/') ? path : `/assets/${path}` })),
           fc.constant({ method: 'GET', path: '/healthz' }),
         )

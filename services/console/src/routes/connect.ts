@@ -2,9 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ConnectionViewSchema } from '../connections/connections-types.ts';
+import { callbackPathOf } from '../providers/provider-views.ts';
 import type { SignInService } from '../sign-ins/sign-in-service.ts';
 import { readCookie, SIGN_IN_STATE_TTL_S, signInCookieName } from '../sign-ins/sign-in-state.ts';
-import { CallbackQuerySchema, ProviderAppBodySchema, SignInProviderSchema, StartQuerySchema } from '../sign-ins/sign-in-types.ts';
+import { CallbackQuerySchema, ProviderAppBodySchema, StartQuerySchema } from '../sign-ins/sign-in-types.ts';
 
 const Params = z.object({ provider: z.string().min(1).max(100).regex(/^[a-z0-9-]+$/, { error: 'must be a provider kind' }) });
 
@@ -16,10 +17,6 @@ const Params = z.object({ provider: z.string().min(1).max(100).regex(/^[a-z0-9-]
 export function registerConnectRoutes(app: FastifyInstance, signIns: SignInService): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
-  routes.get('/api/connect', { schema: { response: { 200: z.object({ providers: z.array(SignInProviderSchema) }) } } }, async () => ({
-    providers: await signIns.providers(),
-  }));
-
   routes.put('/api/connect/:provider/app', { schema: { params: Params, body: ProviderAppBodySchema } }, async (request, reply) => {
     await signIns.saveApp(request.params.provider, request.body, request.id);
     return reply.code(204).send();
@@ -28,7 +25,7 @@ export function registerConnectRoutes(app: FastifyInstance, signIns: SignInServi
   routes.get('/api/connect/:provider/start', { schema: { params: Params, querystring: StartQuerySchema } }, async (request, reply) => {
     const { provider } = request.params;
     const { location, nonce } = await signIns.start(provider, `${request.protocol}://${request.host}`, request.query.signInId);
-    const cookie = `${signInCookieName(provider)}=${nonce}; Path=/api/connect/${provider}/callback; Max-Age=${SIGN_IN_STATE_TTL_S}; HttpOnly; SameSite=Lax`;
+    const cookie = `${signInCookieName(provider)}=${nonce}; Path=${callbackPathOf(provider)}; Max-Age=${SIGN_IN_STATE_TTL_S}; HttpOnly; SameSite=Lax`;
     return reply.header('set-cookie', cookie).header('cache-control', 'no-store').redirect(location, 302);
   });
 
@@ -53,7 +50,7 @@ export function registerConnectRoutes(app: FastifyInstance, signIns: SignInServi
       const { provider } = request.params;
       const name = signInCookieName(provider);
       // The nonce is single-use like its state: the browser forgets it whatever the outcome.
-      reply.header('set-cookie', `${name}=; Path=/api/connect/${provider}/callback; Max-Age=0; HttpOnly; SameSite=Lax`).header('cache-control', 'no-store');
+      reply.header('set-cookie', `${name}=; Path=${callbackPathOf(provider)}; Max-Age=0; HttpOnly; SameSite=Lax`).header('cache-control', 'no-store');
       return signIns.callback(provider, request.query, readCookie(request.headers.cookie, name), request.id);
     },
   );
