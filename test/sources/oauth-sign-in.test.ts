@@ -81,6 +81,9 @@ function testConnector(provider: ProviderDescriptor): Connector {
   };
 }
 
+/** What Chromium sends when it follows a link or a redirect. */
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+
 type SignInAnswer = { status: number; body: Record<string, unknown>; callback: string; cookie: string };
 
 /** A browser's sign-in: start at the Console, consent at the provider (granting `granted`), back to the callback. */
@@ -169,8 +172,14 @@ describe('an oauth sign-in through the Console', () => {
     const replayed = await fetch(firstCallback, { headers: { cookie: firstCookie } });
     expect(replayed.status).toBe(400);
     expect(((await replayed.json()) as { error: string }).error).toBe(SIGN_IN_STATE_REFUSED);
-    const forged = await fetch(`${consoleService.address}/api/connect/test-oauth/callback?code=x&state=forged`, { headers: { cookie: firstCookie } });
+    // A browser's navigation (Accept: text/html) gets the same refusal as a page it reads, with no script.
+    const forged = await fetch(`${consoleService.address}/api/connect/test-oauth/callback?code=x&state=forged`, { headers: { cookie: firstCookie, accept: BROWSER_ACCEPT } });
     expect(forged.status).toBe(400);
+    expect(forged.headers.get('content-type')).toMatch(/^text\/html/);
+    const page = await forged.text();
+    expect(page).toContain(`<p class="notice error" role="alert" id="sign-in-message">${SIGN_IN_STATE_REFUSED}</p>`);
+    expect(page).toContain('<a href="/#connections"');
+    expect(page).not.toMatch(/<script|\son\w+=/i);
     // A state started by one browser and brought back by another (no cookie) is refused, and is spent.
     double.state.grantedScopes = ['Mail.Read'];
     const start = await fetch(`${consoleService.address}/api/connect/test-oauth/start`, { redirect: 'manual' });
