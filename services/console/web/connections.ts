@@ -146,7 +146,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
         'dl',
         { class: 'facts' },
         h('dt', {}, 'Status'),
-        h('dd', {}, h('span', { class: `state ${connection.status}` }, connection.status.replace('_', ' '))),
+        h('dd', {}, h('span', { class: `state ${connection.status}` }, connection.status.replaceAll('_', ' '))),
         h('dt', {}, 'Health'),
         h('dd', {}, h('span', { class: `health ${connection.health}` }, connection.health)),
         h('dt', {}, connection.signIn === 'push' ? 'Last push' : 'Last sync'),

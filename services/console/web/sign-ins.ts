@@ -8,10 +8,10 @@ const account = (signIn: SignIn) => signIn.accountId ?? (signIn.signIn === 'toke
 function row(signIn: SignIn) {
   return [
     account(signIn),
-    h('span', { class: `state ${signIn.status}` }, signIn.status.replace('_', ' ')),
+    h('span', { class: `state ${signIn.status}` }, signIn.status.replaceAll('_', ' ')),
     signIn.connections.length === 0
       ? h('span', { class: 'muted' }, 'none')
-      : h('ul', { class: 'plain' }, ...signIn.connections.map((connection) => h('li', {}, `${connection.displayName} · ${connection.sector} (${connection.status.replace('_', ' ')})`))),
+      : h('ul', { class: 'plain' }, ...signIn.connections.map((connection) => h('li', {}, `${connection.displayName} · ${connection.sector} (${connection.status.replaceAll('_', ' ')})`))),
     signIn.grantedScopes.length === 0 ? h('span', { class: 'muted' }, '—') : signIn.grantedScopes.join(' '),
     time(signIn.lastRefreshedAt, 'never'),
     signIn.lastError ? h('span', { class: 'error-text' }, signIn.lastError) : h('span', { class: 'muted' }, 'none'),
