@@ -125,6 +125,7 @@ describe('an oauth sign-in through the Console', () => {
     const forged = await fetch(`${consoleService.address}/api/connect/test-oauth/callback?code=x&state=forged`, { headers: { cookie: firstCookie, accept: BROWSER_ACCEPT } });
     expect(forged.status).toBe(400);
     expect(forged.headers.get('content-type')).toMatch(/^text\/html/);
+    expect([forged.headers.get('vary'), forged.headers.get('cache-control')]).toEqual(['Accept', 'no-store']);
     const page = await forged.text();
     expect(page).toContain(`<p class="notice error" role="alert" id="sign-in-message">${SIGN_IN_STATE_REFUSED}</p>`);
     expect(page).toContain('<a href="/#connections"');

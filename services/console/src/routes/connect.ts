@@ -23,6 +23,8 @@ const providerName = (kind: string) => findProvider(kind)?.displayName ?? kind;
  * page the operator reads instead of JSON. A client asking for JSON (curl, fetch: `*\/*`) gets JSON.
  */
 async function asPage<T>(request: FastifyRequest, reply: FastifyReply, kind: string, step: () => Promise<T>, page?: (result: T) => SignInResultView): Promise<T | FastifyReply> {
+  // The same address answers a page or JSON: no cache may hand one to the other.
+  reply.header('vary', 'Accept').header('cache-control', 'no-store');
   if (!prefersHtml(request.headers.accept)) return step();
   const html = (view: SignInResultView) => reply.type('text/html; charset=utf-8').send(signInResultPage(view));
   let result: T;
@@ -56,7 +58,7 @@ export function registerConnectRoutes(app: FastifyInstance, signIns: SignInServi
     return asPage(request, reply, provider, async () => {
       const { location, nonce } = await signIns.start(provider, `${request.protocol}://${request.host}`, request.query.signInId);
       const cookie = `${signInCookieName(provider)}=${nonce}; Path=${callbackPathOf(provider)}; Max-Age=${SIGN_IN_STATE_TTL_S}; HttpOnly; SameSite=Lax`;
-      return reply.header('set-cookie', cookie).header('cache-control', 'no-store').redirect(location, 302);
+      return reply.header('set-cookie', cookie).redirect(location, 302);
     });
   });
 
@@ -81,7 +83,7 @@ export function registerConnectRoutes(app: FastifyInstance, signIns: SignInServi
       const { provider } = request.params;
       const name = signInCookieName(provider);
       // The nonce is single-use like its state: the browser forgets it whatever the outcome.
-      reply.header('set-cookie', `${name}=; Path=${callbackPathOf(provider)}; Max-Age=0; HttpOnly; SameSite=Lax`).header('cache-control', 'no-store');
+      reply.header('set-cookie', `${name}=; Path=${callbackPathOf(provider)}; Max-Age=0; HttpOnly; SameSite=Lax`);
       return asPage(
         request,
         reply,
