@@ -450,6 +450,7 @@ describe('another page in the operator’s browser', () => {
       ['POST', `/api/connections/${id}/rotate-secret`],
       ['DELETE', `/api/connections/${id}`],
       ['PUT', '/api/settings', { publicOrigin: 'https://evil.example' }],
+      ['PUT', '/api/connect/home-assistant/app', { clientId: 'intruder', clientSecret: 'intruder' }],
       ['POST', '/api/operator/fetch_live', { object: 'home.entity' }],
       ['POST', '/api/export/home', { format: 'jsonl' }],
       ['POST', '/api/data/home', { object: 'home.entity' }],

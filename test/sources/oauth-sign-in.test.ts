@@ -3,31 +3,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEvent } from '@pcg/shared/audit';
 import { loadConfig } from '@pcg/shared/config';
 import { createConnectionQueries } from '@pcg/shared/connections';
-import { registerExtraProvider, type ProviderDescriptor } from '@pcg/shared/providers';
+import { registerExtraProvider } from '@pcg/shared/providers';
 import { NO_SECTORS_GRANTED } from '@pcg/shared/sign-ins';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
 import { SIGN_IN_STATE_REFUSED } from '../../services/console/src/sign-ins/sign-in-service.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
-import type { Connector } from '../../services/sync-worker/src/connectors/connector-types.ts';
 import { healthAutoExportConnector } from '../../services/sync-worker/src/connectors/health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from '../../services/sync-worker/src/connectors/home-assistant/home-assistant-connector.ts';
-import { SourceUnavailableError } from '../../services/sync-worker/src/connectors/kit/source-errors.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
-import type { OAuthCredentials } from '../../services/sync-worker/src/sign-ins/oauth-client.ts';
-import { createTokenRefresher } from '../../services/sync-worker/src/sign-ins/token-refresh.ts';
 import { DOUBLE_SECRET_PREFIX, startOAuthProviderDouble, type OAuthProviderDouble } from '../support/oauth-provider-double.ts';
+import { oauthTestConnector, oauthTestProvider, TEST_OAUTH_SCOPES } from '../support/oauth-test-provider.ts';
 
 // The oauth sign-in end to end (issue 14, done when): the Console's routes, the sync-worker's code
 // exchange and token refresh, against a test provider that ships in no service.
 const testEnv = useTestEnvironment();
 const key = randomBytes(32);
 const CLIENT = { clientId: 'SENTINEL-client-id', clientSecret: 'SENTINEL-client-secret' };
-/** Spec 2.5's Microsoft-style rule, on a test provider kind registered in this file's processes only. */
-const SCOPES = ['Mail.Read', 'Calendars.Read', 'Contacts.Read', 'offline_access'];
-const SCOPE_SECTORS = { 'Mail.Read': 'mail', 'Calendars.Read': 'calendar', 'Contacts.Read': 'contacts' } as const;
-const OBJECT_OF = { mail: 'mail.message', calendar: 'calendar.event', contacts: 'contacts.contact' } as const;
+const SCOPES = TEST_OAUTH_SCOPES;
 
 let double: OAuthProviderDouble;
 let consoleService: RunningConsole;
@@ -36,50 +30,8 @@ const consoleLog = createCapturingLogger('console');
 const workerLog = createCapturingLogger('sync-worker');
 const audit: AuditEvent[] = [];
 
-function testProvider(url: string): ProviderDescriptor {
-  return {
-    kind: 'test-oauth',
-    displayName: 'Test OAuth provider',
-    sectors: ['mail', 'calendar', 'contacts'],
-    objects: Object.values(OBJECT_OF),
-    signIn: 'oauth',
-    defaultSyncIntervalMinutes: 60,
-    oauth: {
-      authorizeUrl: `${url}/authorize`,
-      tokenUrl: `${url}/token`,
-      scopes: SCOPES,
-      pkce: true,
-      sectorsOf: (granted) => Object.entries(SCOPE_SECTORS).flatMap(([scope, sector]) => (granted.includes(scope) ? [sector] : [])),
-      account: { url: `${url}/me`, field: 'id' },
-    },
-  };
-}
-
-/** Reads the double's API with the sign-in's token; on a 401 it asks for a refresh, as every OAuth connector will. */
-function testConnector(provider: ProviderDescriptor): Connector {
-  const refresher = createTokenRefresher({ db: testEnv.db, credentialsKey: key, log: workerLog.log, requestTimeoutMs: 2_000 });
-  const items = (token: string) => fetch(`${double.url}/items`, { headers: { authorization: `Bearer ${token}` } });
-  return {
-    provider,
-    actions: [],
-    async sync(context) {
-      const signInId = (await createConnectionQueries(testEnv.db).get(context.connection.id))?.sign_in_id ?? '';
-      let token = (context.credentials as OAuthCredentials).accessToken;
-      let response = await items(token);
-      if (response.status === 401) {
-        token = (await refresher.refreshAccessToken(signInId, { rejected: token })).accessToken;
-        response = await items(token);
-      }
-      if (!response.ok) throw new SourceUnavailableError(`the test API answered ${response.status}`);
-      const { items: found } = (await response.json()) as { items: Array<{ id: string; title: string }> };
-      const sector = context.connection.sector as keyof typeof OBJECT_OF;
-      const record = (item: { id: string; title: string }) =>
-        ({ mail: { subject: item.title }, calendar: { title: item.title, all_day: false }, contacts: { display_name: item.title } })[sector];
-      await context.cache.upsert(OBJECT_OF[sector], found.map((item) => ({ source_id: item.id, ...record(item) })));
-      return { mode: 'full', cursor: { at: Date.now() } };
-    },
-  };
-}
+/** What Chromium sends when it follows a link or a redirect. */
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
 
 type SignInAnswer = { status: number; body: Record<string, unknown>; callback: string; cookie: string };
 
@@ -100,11 +52,11 @@ const connectionsOfSignIn = (signInId: string) => createConnectionQueries(testEn
 
 beforeAll(async () => {
   double = await startOAuthProviderDouble(CLIENT);
-  const provider = testProvider(double.url);
+  const provider = oauthTestProvider(double.url);
   registerExtraProvider(provider);
   const env = testEnv.env({ CREDENTIALS_KEY: key.toString('base64'), REST_PORT: '0', SOURCE_TIMEOUT_MS: '2000', SYNC_BACKOFF_MS: '100' });
   worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, env), workerLog.log, {
-    connectors: [homeAssistantConnector, healthAutoExportConnector, testConnector(provider)],
+    connectors: [homeAssistantConnector, healthAutoExportConnector, oauthTestConnector({ provider, apiUrl: double.url, db: testEnv.db, credentialsKey: key, log: workerLog.log })],
   });
   consoleService = await startConsole(loadConfig(consoleConfigSchema, env), consoleLog.log, { audit: { record: (event) => void audit.push(event) } });
   const saved = await fetch(`${consoleService.address}/api/connect/test-oauth/app`, {
@@ -126,11 +78,15 @@ describe('an oauth sign-in through the Console', () => {
   let firstCookie = '';
 
   it('asks for exactly the descriptor scopes with PKCE S256, and never serves the app credentials back', async () => {
-    const listed = await fetch(`${consoleService.address}/api/connect`);
+    const listed = await fetch(`${consoleService.address}/api/providers`);
     const text = await listed.text();
     expect(text).not.toContain(CLIENT.clientSecret);
     expect(text).not.toContain(CLIENT.clientId);
-    expect(JSON.parse(text)).toMatchObject({ providers: expect.arrayContaining([expect.objectContaining({ provider: 'test-oauth', signIn: 'oauth', scopes: SCOPES, appSaved: true })]) });
+    expect(JSON.parse(text)).toMatchObject({
+      providers: expect.arrayContaining([
+        expect.objectContaining({ kind: 'test-oauth', signIn: 'oauth', oauth: { scopes: SCOPES, appSaved: true, callbackPath: '/api/connect/test-oauth/callback' } }),
+      ]),
+    });
     const start = await fetch(`${consoleService.address}/api/connect/test-oauth/start`, { redirect: 'manual' });
     const location = new URL(start.headers.get('location') ?? '');
     expect(`${location.origin}${location.pathname}`).toBe(`${double.url}/authorize`);
@@ -165,8 +121,15 @@ describe('an oauth sign-in through the Console', () => {
     const replayed = await fetch(firstCallback, { headers: { cookie: firstCookie } });
     expect(replayed.status).toBe(400);
     expect(((await replayed.json()) as { error: string }).error).toBe(SIGN_IN_STATE_REFUSED);
-    const forged = await fetch(`${consoleService.address}/api/connect/test-oauth/callback?code=x&state=forged`, { headers: { cookie: firstCookie } });
+    // A browser's navigation (Accept: text/html) gets the same refusal as a page it reads, with no script.
+    const forged = await fetch(`${consoleService.address}/api/connect/test-oauth/callback?code=x&state=forged`, { headers: { cookie: firstCookie, accept: BROWSER_ACCEPT } });
     expect(forged.status).toBe(400);
+    expect(forged.headers.get('content-type')).toMatch(/^text\/html/);
+    expect([forged.headers.get('vary'), forged.headers.get('cache-control')]).toEqual(['Accept', 'no-store']);
+    const page = await forged.text();
+    expect(page).toContain(`<p class="notice error" role="alert" id="sign-in-message">${SIGN_IN_STATE_REFUSED}</p>`);
+    expect(page).toContain('<a href="/#connections"');
+    expect(page).not.toMatch(/<script|\son\w+=/i);
     // A state started by one browser and brought back by another (no cookie) is refused, and is spent.
     double.state.grantedScopes = ['Mail.Read'];
     const start = await fetch(`${consoleService.address}/api/connect/test-oauth/start`, { redirect: 'manual' });
@@ -211,6 +174,23 @@ describe('an oauth sign-in through the Console', () => {
     ]);
     const context = (await (await fetch(`${consoleService.address}/api/operator/context`)).json()) as { connections: Array<{ id: string; status: string }> };
     expect(context.connections.filter((row) => ids.has(row.id)).map((row) => row.status)).toEqual(['needs_sign_in', 'needs_sign_in']);
+  });
+
+  it('lists each sign-in with the connections it holds, its status and its last refresh, and no credential (GET /api/sign-ins)', async () => {
+    const answer = await fetch(`${consoleService.address}/api/sign-ins`);
+    expect(answer.status).toBe(200);
+    const text = await answer.text();
+    expect(text).not.toContain(DOUBLE_SECRET_PREFIX);
+    const { signIns } = JSON.parse(text) as { signIns: Array<{ id: string; provider: string; status: string; accountId: string | null; lastRefreshedAt: string | null; connections: Array<{ sector: string; status: string }> }> };
+    const listed = signIns.filter((row) => row.provider === 'test-oauth');
+    // The refused sign-ins (no sectors, other browser) left none.
+    expect(listed.map((row) => row.id)).toEqual([signInId]);
+    expect(listed[0]).toMatchObject({ status: 'needs_sign_in', accountId: 'account-1' });
+    expect(listed[0]?.connections.map((connection) => [connection.sector, connection.status])).toEqual([
+      ['calendar', 'needs_sign_in'],
+      ['mail', 'needs_sign_in'],
+    ]);
+    expect(Date.parse(listed[0]?.lastRefreshedAt ?? '')).not.toBeNaN();
   });
 
   it('renews the sign-in in place for the same account, keeping its rows', async () => {

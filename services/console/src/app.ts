@@ -31,6 +31,7 @@ import { registerSettingsRoutes } from './routes/settings.ts';
 import { registerStatusRoute } from './routes/status.ts';
 import { registerExportRoutes } from './routes/export.ts';
 import { registerProviderRoutes } from './routes/providers.ts';
+import { registerSignInRoutes } from './routes/sign-ins.ts';
 import { registerWebRoutes } from './routes/web.ts';
 import { createExportService } from './export/export-service.ts';
 import { registerCrossSiteCheck } from './web/cross-site.ts';
@@ -98,7 +99,8 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerMirrorRoutes(app, { reads, resolveAuthorization: (header) => resolver.resolveAuthorization(header, now?.()) });
   registerOperatorReadRoutes(app, { reads });
   registerExportRoutes(app, { exports: createExportService({ reads, audit, now }) });
-  registerProviderRoutes(app);
+  registerProviderRoutes(app, { db });
+  registerSignInRoutes(app, { db });
   registerWebRoutes(app, { assets: loadWebAssets() });
   registerStatusRoute(app, { db, redis, settings: config, log });
   registerMetricsRoute(app, { db, redis, metrics, log });

@@ -57,9 +57,12 @@ describe('the Console page', () => {
 
   it('lists the provider descriptors as data, with the JSON Schema of what the operator types', async () => {
     const answer = await app.inject({ method: 'GET', url: '/api/providers', headers: HOST });
-    const providers = answer.json<Array<{ kind: string; signIn: string; credentials: { properties?: Record<string, unknown>; required?: string[] } | null }>>();
-    expect(providers.find((provider) => provider.kind === 'home-assistant')).toMatchObject({ signIn: 'token', credentials: { required: ['baseUrl', 'token'] } });
-    expect(providers.find((provider) => provider.kind === 'health-auto-export')).toMatchObject({ signIn: 'push', credentials: null });
+    expect(answer.statusCode, answer.body).toBe(200);
+    const { providers } = answer.json<{ providers: Array<{ kind: string; signIn: string; credentials: { properties?: Record<string, unknown>; required?: string[] } | null }> }>();
+    expect(providers.find((provider) => provider.kind === 'home-assistant')).toMatchObject({ signIn: 'token', credentials: { required: ['baseUrl', 'token'] }, oauth: null });
+    expect(providers.find((provider) => provider.kind === 'health-auto-export')).toMatchObject({ signIn: 'push', credentials: null, oauth: null });
+    // One route serves the descriptors: the sign-in routes no longer list them a second way.
+    expect((await app.inject({ method: 'GET', url: '/api/connect', headers: HOST })).statusCode).toBe(404);
   });
 });
 

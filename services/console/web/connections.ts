@@ -1,6 +1,8 @@
 import { api, errorText } from './api.ts';
 import { button, copyButton, h, labelled, notice, replace, time, uid } from './dom.ts';
+import { oauthConnectParts, signInLink } from './oauth.ts';
 import { credentialFields } from './provider-forms.ts';
+import { renderSignIns } from './sign-ins.ts';
 import type { Connection, Provider } from './types.ts';
 
 type WithSecret = { connection: Connection; ingestSecret?: string; warning?: string };
@@ -64,6 +66,8 @@ function connectForm(provider: Provider, done: (answer: WithSecret) => Promise<v
       event.preventDefault();
       void submit({ provider: provider.kind, ...named() }).then(() => form.reset());
     });
+  } else if (provider.signIn === 'oauth') {
+    replace(form, heading, about, ...oauthConnectParts(provider));
   } else {
     replace(form, heading, about, h('p', { class: 'hint' }, `Signing in to ${provider.displayName} (${provider.signIn}) is not offered by this Console yet.`));
   }
@@ -74,6 +78,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
   const message = h('div', { class: 'messages' });
   const secretArea = h('div');
   const listArea = h('div');
+  const signInsArea = h('div', { id: 'sign-ins' });
   const say = (text: string, kind: 'ok' | 'error' | 'warning' = 'ok') => replace(message, notice(text, kind));
 
   async function act(work: () => Promise<unknown>, done: string) {
@@ -107,6 +112,9 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
       button(paused ? 'Resume' : 'Pause', () => void act(() => api('POST', `${path}/${paused ? 'resume' : 'pause'}`), `${connection.displayName} ${paused ? 'resumed' : 'paused'}.`), {
         'aria-label': `${paused ? 'Resume' : 'Pause'} ${connection.displayName}`,
       }),
+      connection.signIn === 'oauth' && connection.status === 'needs_sign_in' && connection.signInId
+        ? signInLink('Sign in again', connection.provider, `Sign in again for ${connection.displayName} (${connection.sector})`, connection.signInId)
+        : null,
       connection.signIn === 'push'
         ? button('Rotate secret', () =>
             void act(async () => {
@@ -138,7 +146,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
         'dl',
         { class: 'facts' },
         h('dt', {}, 'Status'),
-        h('dd', {}, h('span', { class: `state ${connection.status}` }, connection.status.replace('_', ' '))),
+        h('dd', {}, h('span', { class: `state ${connection.status}` }, connection.status.replaceAll('_', ' '))),
         h('dt', {}, 'Health'),
         h('dd', {}, h('span', { class: `health ${connection.health}` }, connection.health)),
         h('dt', {}, connection.signIn === 'push' ? 'Last push' : 'Last sync'),
@@ -162,11 +170,12 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
     } catch (error) {
       replace(listArea, notice(errorText(error), 'error'));
     }
+    await renderSignIns(signInsArea);
   }
 
   let cachedProviders: Provider[] = [];
   try {
-    cachedProviders = await api<Provider[]>('GET', '/api/providers');
+    cachedProviders = (await api<{ providers: Provider[] }>('GET', '/api/providers')).providers;
   } catch (error) {
     replace(root, notice(errorText(error), 'error'));
     return;
@@ -183,6 +192,17 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
       say,
     ),
   );
-  replace(root, h('h3', {}, 'Connected'), message, secretArea, listArea, h('h3', {}, 'Connect a source'), h('div', { class: 'connect-forms' }, ...forms));
+  replace(
+    root,
+    h('h3', {}, 'Connected'),
+    message,
+    secretArea,
+    listArea,
+    h('h3', {}, 'Sign-ins'),
+    h('p', { class: 'hint' }, 'Each sign-in holds one grant at a provider; its connections (one per sector) share it.'),
+    signInsArea,
+    h('h3', {}, 'Connect a source'),
+    h('div', { class: 'connect-forms' }, ...forms),
+  );
   await list(cachedProviders);
 }

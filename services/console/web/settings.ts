@@ -1,5 +1,6 @@
 import { api, errorText } from './api.ts';
 import { button, h, labelled, notice, replace } from './dom.ts';
+import { renderProviderApps } from './provider-apps.ts';
 import { RETRY_GUIDANCE } from './texts.ts';
 import type { Settings } from './types.ts';
 
@@ -10,7 +11,7 @@ export const ORIGIN_RULES = [
   'Agents connect to the origin followed by /mcp. Saving an origin switches the sign-in bridge on; clearing it switches it off.',
 ];
 
-/** Settings (design 4.4): the public origin and the bridge's state. */
+/** Settings (design 4.4): the public origin and the bridge's state; each OAuth provider's application credentials. */
 export async function renderSettings(root: HTMLElement): Promise<void> {
   const message = h('div', { class: 'messages' });
   const state = h('div', { class: 'bridge-state' });
@@ -53,10 +54,12 @@ export async function renderSettings(root: HTMLElement): Promise<void> {
   });
   // A URL input refuses "pcg.example.com" itself; the server's message says what to save instead.
   form.noValidate = true;
-  replace(root, form, message, state);
+  const apps = h('section', { class: 'provider-apps', 'aria-label': 'Provider applications' });
+  replace(root, form, message, state, apps);
   try {
     showState(await api<Settings>('GET', '/api/settings'));
   } catch (error) {
     replace(message, notice(errorText(error), 'error'));
   }
+  await renderProviderApps(apps);
 }

@@ -28,6 +28,22 @@ export type Provider = {
   signIn: string;
   defaultSyncIntervalMinutes: number | null;
   credentials: JsonSchema | null;
+  oauth: { scopes: string[]; appSaved: boolean; callbackPath: string } | null;
+};
+
+export type SignIn = {
+  id: string;
+  provider: string;
+  providerName: string;
+  signIn: string;
+  status: 'active' | 'needs_sign_in';
+  grantedScopes: string[];
+  accountId: string | null;
+  lastRefreshedAt: string | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+  connections: Array<{ id: string; sector: string; displayName: string; status: string }>;
 };
 
 export type Connection = {
@@ -39,6 +55,7 @@ export type Connection = {
   status: string;
   health: string;
   signIn: string;
+  signInId: string | null;
   syncIntervalMinutes: number | null;
   lastSyncedAt: string | null;
   lastError: string | null;

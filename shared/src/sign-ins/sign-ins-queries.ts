@@ -2,7 +2,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { createConnectionQueries } from '../connections/index.ts';
 import { OPERATOR_USER_ID } from '../db/operator-user.ts';
-import { SignInRowSchema, type SignInRow } from './sign-ins-types.ts';
+import { SignInRowSchema, SignInWithConnectionsSchema, type SignInRow } from './sign-ins-types.ts';
 
 const COLUMNS = sql.fragment`
   s.id::text AS id, s.provider, s.status, s.granted_scopes, s.account_id, s.last_refreshed_at, s.last_error, s.created_at, s.updated_at`;
@@ -16,6 +16,17 @@ export function createSignInQueries(db: CommonQueryMethods) {
 
   return {
     get,
+    /** Every sign-in with the connections it holds, by provider then age; never the credentials. */
+    listWithConnections: () =>
+      db.any(sql.type(SignInWithConnectionsSchema)`
+        SELECT ${COLUMNS},
+          COALESCE(json_agg(json_build_object('id', c.id::text, 'sector', c.sector, 'display_name', c.display_name, 'status', c.status) ORDER BY c.sector)
+            FILTER (WHERE c.id IS NOT NULL), '[]') AS connections
+        FROM sign_ins s LEFT JOIN connections c ON c.sign_in_id = s.id
+        WHERE ${MINE}
+        GROUP BY s.id
+        ORDER BY s.provider, s.created_at, s.id`),
+
     findByAccount: (provider: string, accountId: string) =>
       db.maybeOne(sql.type(SignInRowSchema)`SELECT ${COLUMNS} FROM sign_ins s WHERE ${MINE} AND s.provider = ${provider} AND s.account_id = ${accountId}`),
 
@@ -61,6 +72,8 @@ export function createSignInQueries(db: CommonQueryMethods) {
         INSERT INTO provider_apps (user_id, provider, credentials) VALUES (${OPERATOR_USER_ID}, ${provider}, ${sql.binary(sealed)})
         ON CONFLICT (user_id, provider) DO UPDATE SET credentials = EXCLUDED.credentials, updated_at = now()`);
     },
+    /** The providers whose application credentials are saved (their kinds only). */
+    savedAppProviders: () => db.anyFirst(sql.type(z.object({ provider: z.string() }))`SELECT provider FROM provider_apps WHERE user_id = ${OPERATOR_USER_ID} ORDER BY provider`),
     sealedApp: (provider: string) =>
       db.maybeOneFirst(sql.type(z.object({ credentials: z.instanceof(Buffer) }))`
         SELECT credentials FROM provider_apps WHERE user_id = ${OPERATOR_USER_ID} AND provider = ${provider}`),

@@ -23,6 +23,12 @@ export const SignInRowSchema = z.object({
 });
 export type SignInRow = z.infer<typeof SignInRowSchema>;
 
+/** A sign-in with the connections it holds (one per sector), for the Console's list of sign-ins. */
+export const SignInWithConnectionsSchema = SignInRowSchema.extend({
+  connections: z.array(z.object({ id: z.string(), sector: z.string(), display_name: z.string(), status: z.string() })),
+});
+export type SignInWithConnections = z.infer<typeof SignInWithConnectionsSchema>;
+
 /** A provider's application credentials (the app the operator registered with it), sealed in `provider_apps`. */
 export const ProviderAppSchema = z.object({ clientId: z.string().min(1), clientSecret: z.string().min(1) });
 export type ProviderApp = z.infer<typeof ProviderAppSchema>;

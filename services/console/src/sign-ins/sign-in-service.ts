@@ -6,10 +6,9 @@ import type { Logger } from '@pcg/shared/logger';
 import { findProvider, listProviders, type ProviderDescriptor } from '@pcg/shared/providers';
 import type { SignInJobResult, SignInRequester } from '@pcg/shared/queues';
 import { createSignInQueries, providerAppContext, ProviderAppSchema, type ProviderApp } from '@pcg/shared/sign-ins';
-import { z } from 'zod';
 import type { ConnectionView } from '../connections/connections-types.ts';
+import { callbackPathOf } from '../providers/provider-views.ts';
 import { createSignInStates, pkcePair } from './sign-in-state.ts';
-import type { SignInProvider } from './sign-in-types.ts';
 
 /** A callback whose state was not started in this browser, was already used, or is stale. */
 export const SIGN_IN_STATE_REFUSED = 'this sign-in was not started in this browser, was already used, or has expired; start the sign-in again';
@@ -60,23 +59,6 @@ export function createSignInService(deps: SignInServiceDeps) {
     deps.audit.record({ agentId: OPERATOR_AGENT_ID, tool: CONSOLE_ACTS.signIn, sector: null, decision: 'allow', args: { provider, ...args }, outcome, requestId });
 
   return {
-    /** Every provider and how it signs in, so a page renders each sign-in from its descriptor alone. */
-    async providers(): Promise<SignInProvider[]> {
-      const apps = createSignInQueries(deps.db);
-      return Promise.all(
-        listProviders().map(async (provider): Promise<SignInProvider> => ({
-          provider: provider.kind,
-          displayName: provider.displayName,
-          signIn: provider.signIn,
-          sectors: [...provider.sectors],
-          ...(provider.credentialsSchema ? { credentialsSchema: z.toJSONSchema(provider.credentialsSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown> } : {}),
-          ...(provider.oauth
-            ? { scopes: [...provider.oauth.scopes], appSaved: (await apps.sealedApp(provider.kind)) !== null, callbackPath: `/api/connect/${provider.kind}/callback` }
-            : {}),
-        })),
-      );
-    },
-
     /** Seals and saves the provider's client id and secret; nothing of them is ever served back. */
     async saveApp(kind: string, app: ProviderApp, requestId?: string): Promise<void> {
       const audit = (outcome: 'ok' | 'error') =>
@@ -103,7 +85,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         throw new ConflictError(`save ${provider.displayName}'s application credentials first: PUT /api/connect/${provider.kind}/app`);
       }
       const app = await appClientId(provider.kind);
-      const redirectUri = `${origin}/api/connect/${provider.kind}/callback`;
+      const redirectUri = `${origin}${callbackPathOf(provider.kind)}`;
       const pkce = provider.oauth.pkce ? pkcePair() : undefined;
       const { state, nonce } = await states.open({ provider: provider.kind, redirectUri, codeVerifier: pkce?.verifier, signInId });
       const url = new URL(provider.oauth.authorizeUrl);

@@ -7,21 +7,6 @@ export const ProviderAppBodySchema = z.object({
   clientSecret: pgText(z.string().min(1).max(4096)),
 });
 
-/** How one provider signs in, enough to render its form with no per-provider code. */
-export const SignInProviderSchema = z.object({
-  provider: z.string(),
-  displayName: z.string(),
-  signIn: z.enum(['token', 'push', 'oauth']),
-  sectors: z.array(z.string()),
-  /** `token`: the JSON Schema of the credentials to paste. */
-  credentialsSchema: z.record(z.string(), z.unknown()).optional(),
-  /** `oauth`: the scopes the sign-in asks for, whether the app credentials are saved, and the callback to register. */
-  scopes: z.array(z.string()).optional(),
-  appSaved: z.boolean().optional(),
-  callbackPath: z.string().optional(),
-});
-export type SignInProvider = z.infer<typeof SignInProviderSchema>;
-
 export const CallbackQuerySchema = z.object({
   code: z.string().max(4096).optional(),
   state: z.string().max(256).optional(),
