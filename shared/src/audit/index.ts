@@ -8,3 +8,8 @@ export * from './audit-cursor.ts';
 export * from './audit-queries.ts';
 export * from './audit-service.ts';
 export * from './pg-binary-array.ts';
+export * from './audit-chain-fns.ts';
+export * from './audit-chain-queries.ts';
+export * from './audit-anchor.ts';
+export * from './audit-chain-walk.ts';
+export * from './audit-chain-verify.ts';
