@@ -17,6 +17,7 @@ import { createSourcesDeps } from './connections/index.ts';
 import { registerHostCheck } from './host-check/host-check.ts';
 import { registerAgentRoutes } from './routes/agents.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
+import { registerAuditVerifyRoute } from './routes/audit-verify.ts';
 import { registerConnectionRoutes } from './routes/connections.ts';
 import { registerHealthzRoute } from './routes/healthz.ts';
 import { registerIngestRoutes } from './routes/ingest.ts';
@@ -64,6 +65,7 @@ export function buildApp({ config, log, db, redis, now, live, audit: givenAudit,
   registerHealthzRoute(app);
   registerAgentRoutes(app, { agents });
   registerAuditRoutes(app, { db });
+  registerAuditVerifyRoute(app, { db, dataDir: config.DATA_DIR });
   registerMirrorRoutes(app, { reads, resolveAuthorization: (header) => resolver.resolveAuthorization(header, now?.()) });
   registerOperatorReadRoutes(app, { reads });
   registerStatusRoute(app, { db, redis, settings: config, log });

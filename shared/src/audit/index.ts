@@ -13,3 +13,4 @@ export * from './audit-chain-queries.ts';
 export * from './audit-anchor.ts';
 export * from './audit-chain-walk.ts';
 export * from './audit-chain-verify.ts';
+export * from './audit-chain-service.ts';
