@@ -30,10 +30,21 @@ const CANONICAL_VERSION = 1;
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  // Loops and concatenation rather than map/join: this runs for every row of a verification.
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let index = 0; index < value.length; index += 1) out += (index === 0 ? '' : ',') + canonicalJson(value[index]);
+    return `${out}]`;
+  }
   const object = value as Record<string, unknown>;
-  const keys = Object.keys(object).sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key])}`).join(',')}}`;
+  const keys = Object.keys(object);
+  if (keys.length > 1) keys.sort();
+  let out = '{';
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index] as string;
+    out += `${index === 0 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(object[key])}`;
+  }
+  return `${out}}`;
 }
 
 /**
