@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sql } from '../db/index.ts';
@@ -87,6 +88,18 @@ describe('the hash chain as written', () => {
         legacy_rows = 2`);
     await writeThreeFlushes();
     expect(await verifyAuditChain(testEnv.db)).toMatchObject({ intact: true, intactThrough: { row: 12 }, rowsBeforeChain: 2, checkedRows: 12 });
+  });
+
+  it('verifies any JSON args after their round trip through jsonb (numbers, escapes, key orders, unicode)', async () => {
+    const values = fc.sample(fc.jsonValue({ maxDepth: 4 }), { numRuns: 400, seed: 22 });
+    const batch = values.map((args, index) => buildAuditRow({ agentId: 'a', tool: 'query', sector: null, decision: 'allow', outcome: 'ok', args, requestId: `j-${index}` }).row);
+    batch.push(
+      ...[{ b: 1, a: 2, 10: 'x', 2: 'y', aa: [1e21, 1.5e-7, -0, 0.1 + 0.2, 2 ** 53 + 2] }, { 'é': 1, e: 2, '\u2028': '\n\t"\\' }, { __proto__: null, x: { y: { z: [] } } }].map(
+        (args, index) => buildAuditRow({ agentId: 'a', tool: 'query', sector: null, decision: 'allow', outcome: 'ok', args, requestId: `k-${index}` }).row,
+      ),
+    );
+    await insertAuditRows(testEnv.db, batch);
+    expect(await verifyAuditChain(testEnv.db)).toMatchObject({ intact: true, intactThrough: { row: batch.length } });
   });
 
   it('never serves the chain columns on GET /api/audit', async () => {
