@@ -116,17 +116,22 @@ export async function* walkLedger(db: DatabasePool, after: LedgerPosition | null
     yield* sources[0];
     return;
   }
-  const heads = await Promise.all(sources.map((source) => source.next()));
-  for (;;) {
-    let pick = -1;
-    heads.forEach((head, index) => {
-      const current = pick >= 0 ? heads[pick] : undefined;
-      if (!head.done && (current === undefined || current.done || before(head.value, current.value))) pick = index;
-    });
-    const chosen = heads[pick];
-    const source = sources[pick];
-    if (chosen === undefined || chosen.done || source === undefined) return;
-    yield chosen.value;
-    heads[pick] = await source.next();
+  try {
+    const heads = await Promise.all(sources.map((source) => source.next()));
+    for (;;) {
+      let pick = -1;
+      heads.forEach((head, index) => {
+        const current = pick >= 0 ? heads[pick] : undefined;
+        if (!head.done && (current === undefined || current.done || before(head.value, current.value))) pick = index;
+      });
+      const chosen = heads[pick];
+      const source = sources[pick];
+      if (chosen === undefined || chosen.done || source === undefined) return;
+      yield chosen.value;
+      heads[pick] = await source.next();
+    }
+  } finally {
+    // A walk stopped at a break closes every user's reader, so no page fetched ahead is left behind.
+    await Promise.all(sources.map((source) => source.return(undefined)));
   }
 }

@@ -98,6 +98,11 @@ describe('the hash chain as written', () => {
         (args, index) => buildAuditRow({ agentId: 'a', tool: 'query', sector: null, decision: 'allow', outcome: 'ok', args, requestId: `k-${index}` }).row,
       ),
     );
+    // Sent by other means than the producer: a "__proto__" key, an index-like key, keys past the BMP.
+    const [template] = batch;
+    for (const argsJson of ['{"__proto__":{"z":1,"a":[{"y":2,"b":3}]},"a":0}', '{"a":1,"0":2,"ab":{"10":1,"9":2}}', '{"\ud83d\ude00":1,"\uffff":2,"e":3}']) {
+      if (template) batch.push({ ...template, argsJson });
+    }
     await insertAuditRows(testEnv.db, batch);
     expect(await verifyAuditChain(testEnv.db)).toMatchObject({ intact: true, intactThrough: { row: batch.length } });
   });
