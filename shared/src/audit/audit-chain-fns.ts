@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Every column of a chained audit row, as both the writer and the verifier see it. `createdAt` is UTC
@@ -121,7 +121,10 @@ export function canonicalRowText(row: ChainedRowContent): string {
   return `${JSON.stringify(scalars)}\n${canonicalJson(row.args)}`;
 }
 
-/** SHA-256 of the previous row's hash followed by this row's canonical content. */
-export function chainHash(previous: Buffer, row: ChainedRowContent): Buffer {
-  return createHash('sha256').update(previous).update(canonicalRowText(row), 'utf8').digest();
+/**
+ * A row's hash, in hex: SHA-256 of the previous row's hash (hex), a newline and this row's canonical
+ * content, as UTF-8. One string in, so one native call a row (and easy to recompute by other means).
+ */
+export function chainHash(previousHex: string, row: ChainedRowContent): string {
+  return hash('sha256', `${previousHex}\n${canonicalRowText(row)}`, 'hex');
 }

@@ -49,7 +49,7 @@ export async function insertChainedAuditRows(tx: Queryable, rows: readonly Queue
   if (rows.length === 0) return { written: 0, head };
   const args = rows.map((row) => JSON.parse(row.argsJson) as unknown);
   const { ids, createdAt } = await allocate(tx, rows.length, head);
-  let previous: Buffer = Buffer.from(head.hash, 'hex');
+  let previous = head.hash;
   const hashes: Buffer[] = [];
   const seqs: number[] = [];
   rows.forEach((row, index) => {
@@ -69,7 +69,7 @@ export async function insertChainedAuditRows(tx: Queryable, rows: readonly Queue
       createdAt,
     };
     previous = chainHash(previous, content);
-    hashes.push(previous);
+    hashes.push(Buffer.from(previous, 'hex'));
     seqs.push(content.seq);
   });
   const text = (pick: (row: QueuedAuditRow) => string | null) =>
@@ -94,7 +94,7 @@ export async function insertChainedAuditRows(tx: Queryable, rows: readonly Queue
       ${text((row) => row.outcome)},
       ${text((row) => row.requestId)},
       ${createdAt}::timestamptz`);
-  const next: ChainHead = { seq: head.seq + rows.length, id: ids.at(-1) ?? null, hash: previous.toString('hex'), createdAt };
+  const next: ChainHead = { seq: head.seq + rows.length, id: ids.at(-1) ?? null, hash: previous, createdAt };
   await tx.query(sql.unsafe`
     UPDATE audit_chain
     SET head_seq = ${next.seq}, head_id = ${next.id}, head_hash = decode(${next.hash}, 'hex'),

@@ -63,10 +63,10 @@ async function readChainStart(db: DatabasePool) {
 const describeRow = (row: WalkedRow) => `row id ${row.id} (created_at ${row.createdAt})`;
 
 /** Names the break at `row`, whose place is not the expected one or whose hash does not match; `next` is the row after it. */
-function classify(row: WalkedRow, next: WalkedRow | undefined, expected: number, previous: Buffer): ChainBreak {
+function classify(row: WalkedRow, next: WalkedRow | undefined, expected: number, previous: string): ChainBreak {
   const at = { row: expected, id: row.id };
   const chainsHere = (candidate: WalkedRow | undefined) =>
-    candidate?.seq === expected && candidate.hash === chainHash(previous, { ...candidate, seq: expected }).toString('hex');
+    candidate?.seq === expected && candidate.hash === chainHash(previous, { ...candidate, seq: expected });
   if (row.seq === null || row.hash === null) {
     return { kind: 'inserted', ...at, detail: `${describeRow(row)} carries no chain hash: it was not written by the audit-writer` };
   }
@@ -97,7 +97,7 @@ export async function verifyAuditChain(db: DatabasePool, options: VerifyAuditCha
   const after: LedgerPosition | null =
     start.start_id !== null && start.start_created_at !== null ? { createdAt: start.start_created_at, id: start.start_id } : null;
 
-  let previous: Buffer = Buffer.from(start.start_hash, 'hex');
+  let previous = start.start_hash;
   let intactThrough: AuditChainReport['intactThrough'] = { row: 0, id: null };
   let found: ChainBreak | null = null;
   let anchorMatched: boolean | null = null;
@@ -112,7 +112,7 @@ export async function verifyAuditChain(db: DatabasePool, options: VerifyAuditCha
     checkedRows += 1;
     const expected = intactThrough.row + 1;
     const hash = row.seq === expected && row.hash !== null ? chainHash(previous, row as WalkedRow & { seq: number }) : null;
-    if (hash === null || hash.toString('hex') !== row.hash) {
+    if (hash === null || hash !== row.hash) {
       found = classify(row, next, expected, previous);
       break;
     }
