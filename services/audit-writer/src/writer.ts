@@ -66,7 +66,7 @@ function readEntry(entry: string): QueuedAuditEntry | null {
  * counted in `audit_drops` in the same transaction as the rows (or, while Postgres is away, kept until it
  * returns): unreadable entries, failed flushes, and rows lost with Redis's data, found as gaps in the
  * producers' sequence numbers. Flushes never overlap. A full batch means a backlog, so the next flush
- * starts at once instead of waiting.
+ * starts at once instead of waiting. Each row is chained to the one before (`insertChainedAuditRows`).
  */
 export function createAuditWriter(deps: AuditWriterDeps) {
   const { db, redis, log, flushMs } = deps;
