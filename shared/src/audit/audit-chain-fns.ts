@@ -27,14 +27,24 @@ const CANONICAL_VERSION = 1;
 /** Printable ASCII: its UTF-16 length and order are its UTF-8 length and order. */
 const ASCII = /^[ -~]*$/;
 
+const compareAscii = (a: string, b: string): number => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+
 /**
  * The key order of the canonical form: jsonb's own (shorter UTF-8 first, then bytewise). Values read back
  * from Postgres are then nearly always in canonical order already, and cost one native stringify.
  */
 export function compareCanonicalKeys(a: string, b: string): number {
-  if (ASCII.test(a) && ASCII.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  if (ASCII.test(a) && ASCII.test(b)) return compareAscii(a, b);
   const [bytesA, bytesB] = [Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')];
   return bytesA.length - bytesB.length || Buffer.compare(bytesA, bytesB);
+}
+
+/** Each key is tested for ASCII once, not at every comparison: this runs for every row written and read. */
+const allAscii = (keys: readonly string[]) => keys.every((key) => ASCII.test(key));
+
+function sortedKeys(object: object): string[] {
+  const keys = Object.keys(object);
+  return keys.length < 2 ? keys : keys.sort(allAscii(keys) ? compareAscii : compareCanonicalKeys);
 }
 
 function inCanonicalOrder(value: unknown): boolean {
@@ -42,9 +52,10 @@ function inCanonicalOrder(value: unknown): boolean {
   if (Array.isArray(value)) return value.every(inCanonicalOrder);
   const object = value as Record<string, unknown>;
   const keys = Object.keys(object);
+  const compare = allAscii(keys) ? compareAscii : compareCanonicalKeys;
   for (let index = 0; index < keys.length; index += 1) {
     const key = keys[index] as string;
-    if (index > 0 && compareCanonicalKeys(keys[index - 1] as string, key) >= 0) return false;
+    if (index > 0 && compare(keys[index - 1] as string, key) >= 0) return false;
     if (!inCanonicalOrder(object[key])) return false;
   }
   return true;
@@ -53,7 +64,7 @@ function inCanonicalOrder(value: unknown): boolean {
 /** Array-index-like keys, which JavaScript always lists first whatever the insertion order. */
 const INDEX_KEY = /^(0|[1-9]\d{0,9})$/;
 
-/** A copy with every object's keys inserted in canonical order; null if an object has an index-like key. */
+/** A copy with every object's keys inserted in canonical order; null if a key's order cannot be kept so. */
 function reordered(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
@@ -66,10 +77,10 @@ function reordered(value: unknown): unknown {
     return out;
   }
   const object = value as Record<string, unknown>;
-  // A null prototype, so that a "__proto__" key stays a key.
-  const out = Object.create(null) as Record<string, unknown>;
-  for (const key of Object.keys(object).sort(compareCanonicalKeys)) {
-    if (INDEX_KEY.test(key)) return null;
+  const out: Record<string, unknown> = {};
+  for (const key of sortedKeys(object)) {
+    // Assigning "__proto__" would set the prototype, not a key.
+    if (INDEX_KEY.test(key) || key === '__proto__') return null;
     const copy = reordered(object[key]);
     if (copy === null && object[key] !== null) return null;
     out[key] = copy;
@@ -77,12 +88,12 @@ function reordered(value: unknown): unknown {
   return out;
 }
 
-/** The canonical text built piece by piece: for objects whose key order JavaScript would not keep. */
+/** The canonical text built piece by piece: for objects whose key order JavaScript would not keep (index-like keys, "__proto__"). */
 function builtCanonical(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map(builtCanonical).join(',')}]`;
   const object = value as Record<string, unknown>;
-  const keys = Object.keys(object).sort(compareCanonicalKeys);
+  const keys = sortedKeys(object);
   return `{${keys.map((key) => `${JSON.stringify(key)}:${builtCanonical(object[key])}`).join(',')}}`;
 }
 
