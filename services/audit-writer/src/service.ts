@@ -3,6 +3,7 @@ import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import type { Logger } from '@pcg/shared/logger';
 import { createMetrics, startMetricsPublisher } from '@pcg/shared/metrics';
 import { describeRedisUrl } from '@pcg/shared/redis';
+import { createAnchorKeeper, type AnchorKeeper } from './anchor.ts';
 import type { AuditWriterConfig } from './config.ts';
 import { loadSequenceMarks } from './sequence-marks.ts';
 import { createAuditWriter, type AuditWriter } from './writer.ts';
@@ -11,11 +12,14 @@ export type RunningAuditWriter = Infrastructure & {
   /** Where the writer drains from and writes to, for the ready line. */
   address: string;
   writer: AuditWriter;
+  anchors: AnchorKeeper;
 };
 
 /**
  * The audit-writer drains the Redis audit queue into `audit_log`, one INSERT per flush, every
- * `AUDIT_FLUSH_MS`. Closing (SIGTERM) writes what is queued before the connections are released.
+ * `AUDIT_FLUSH_MS`, chaining each row to the one before it, and anchors the chain's head outside the
+ * database every `AUDIT_ANCHOR_MS`. Closing (SIGTERM) writes what is queued and anchors the last head
+ * before the connections are released.
  */
 export async function startAuditWriter(config: AuditWriterConfig, log: Logger): Promise<RunningAuditWriter> {
   const infra = await openInfrastructure(config, 'audit-writer', log);
@@ -31,13 +35,17 @@ export async function startAuditWriter(config: AuditWriterConfig, log: Logger): 
   const metrics = createMetrics();
   metrics.watchAuditWriter(() => writer.stats().written);
   const publisher = startMetricsPublisher({ redis: infra.redis, metrics, service: 'audit-writer', everyMs: config.METRICS_PUBLISH_MS, log });
+  const anchors = createAnchorKeeper({ head: writer.head, dataDir: config.DATA_DIR, log, intervalMs: config.AUDIT_ANCHOR_MS });
+  anchors.start();
   return {
     ...infra,
     writer,
+    anchors,
     address: `${describeRedisUrl(config.REDIS_URL)} (prefix ${config.REDIS_PREFIX}) -> ${describeDatabaseUrl(config.DATABASE_URL)}`,
     async close() {
       await writer.close();
       await publisher.stop();
+      await anchors.close();
       await infra.close();
     },
   };

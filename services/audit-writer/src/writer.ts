@@ -3,8 +3,9 @@ import {
   QueuedAuditEntrySchema,
   addAuditDrops,
   createDropLedger,
-  insertAuditRows,
+  insertChainedAuditRows,
   takeAuditBatch,
+  type ChainHead,
   type QueuedAuditEntry,
 } from '@pcg/shared/audit';
 import type { DatabasePool } from '@pcg/shared/db';
@@ -65,7 +66,7 @@ function readEntry(entry: string): QueuedAuditEntry | null {
  * counted in `audit_drops` in the same transaction as the rows (or, while Postgres is away, kept until it
  * returns): unreadable entries, failed flushes, and rows lost with Redis's data, found as gaps in the
  * producers' sequence numbers. Flushes never overlap. A full batch means a backlog, so the next flush
- * starts at once instead of waiting.
+ * starts at once instead of waiting. Each row is chained to the one before (`insertChainedAuditRows`).
  */
 export function createAuditWriter(deps: AuditWriterDeps) {
   const { db, redis, log, flushMs } = deps;
@@ -73,7 +74,9 @@ export function createAuditWriter(deps: AuditWriterDeps) {
   const stats: AuditWriterStats = { flushes: 0, written: 0, dropped: 0 };
   const drops = createDropLedger({ db, source: AUDIT_WRITER_SOURCE, log });
   const marks = createSequenceMarks(deps.marks ?? new Map());
-  let chain: Promise<unknown> = Promise.resolve();
+  let queue: Promise<unknown> = Promise.resolve();
+  /** The chain's head as this writer last committed it; null until its first write. */
+  let head: ChainHead | null = null;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
@@ -82,14 +85,15 @@ export function createAuditWriter(deps: AuditWriterDeps) {
     const counts = drops.take();
     const unsaved = marks.unsaved();
     try {
-      const written = await db.transaction(async (tx) => {
-        const inserted = await insertAuditRows(tx, rows);
+      const inserted = await db.transaction(async (tx) => {
+        const chained = rows.length > 0 ? await insertChainedAuditRows(tx, rows) : null;
         await storeSequenceMarks(tx, unsaved);
         await addAuditDrops(tx, AUDIT_WRITER_SOURCE, counts);
-        return inserted;
+        return chained;
       });
       marks.saved(unsaved);
-      return written;
+      if (inserted) head = inserted.head;
+      return inserted?.written ?? 0;
     } catch (error) {
       drops.giveBack(counts);
       throw error;
@@ -143,8 +147,8 @@ export function createAuditWriter(deps: AuditWriterDeps) {
 
   /** One flush now, after any flush in progress. Never rejects. */
   function flush(): Promise<FlushResult> {
-    const next = chain.then(() => flushOnce());
-    chain = next;
+    const next = queue.then(() => flushOnce());
+    queue = next;
     return next;
   }
 
@@ -162,6 +166,8 @@ export function createAuditWriter(deps: AuditWriterDeps) {
   return {
     flush,
     stats: (): AuditWriterStats => ({ ...stats }),
+    /** The chain's head as this writer last committed it (null before its first write), for the anchor. */
+    head: (): ChainHead | null => head,
     /** Starts the loop: the first flush runs one interval from now. */
     start(): void {
       stopped = false;

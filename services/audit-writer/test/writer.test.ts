@@ -1,12 +1,16 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { z } from 'zod';
 import {
   AUDIT_LOG_LINES,
   AUDIT_QUEUE_KEY,
   createAuditProducer,
+  readAuditAnchor,
   readAuditDrops,
+  verifyAuditChain,
   type AuditEvent,
   type AuditProducer,
 } from '@pcg/shared/audit';
@@ -66,6 +70,8 @@ function writer(overrides: Partial<AuditWriterDeps> = {}) {
 beforeEach(async () => {
   await testEnv.redis.del(AUDIT_QUEUE_KEY);
   await testEnv.db.query(sql.unsafe`TRUNCATE audit_log, audit_drops, audit_producer_marks`);
+  // An emptied table starts a new chain.
+  await testEnv.db.query(sql.unsafe`UPDATE audit_chain SET head_seq = 0, head_id = NULL, head_created_at = NULL, head_hash = start_hash`);
   producer = createAuditProducer({ redis: testEnv.redis, settings: { AUDIT_QUEUE_CAPACITY: 10_000 }, log: createCapturingLogger().log });
 });
 
@@ -220,12 +226,14 @@ describe('closing (SIGTERM)', () => {
     expect(await testEnv.redis.llen(AUDIT_QUEUE_KEY)).toBe(0);
   });
 
-  it('flushes when the real process gets SIGTERM, then exits 0', async () => {
+  it('flushes when the real process gets SIGTERM, anchors the chain, then exits 0', async () => {
     await queue(40, 'sigterm');
     const root = path.resolve(import.meta.dirname, '..');
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'pcg-writer-'));
+    onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
     const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? '', ...testEnv.env({ AUDIT_FLUSH_MS: String(HOUR), LOG_LEVEL: 'info' }) },
+      env: { PATH: process.env.PATH ?? '', ...testEnv.env({ AUDIT_FLUSH_MS: String(HOUR), LOG_LEVEL: 'info', DATA_DIR: dataDir }) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -238,5 +246,6 @@ describe('closing (SIGTERM)', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect((await stored()).map((row) => row.request_id)).toEqual(Array.from({ length: 40 }, (_, index) => `sigterm-${index}`));
+    expect(await verifyAuditChain(testEnv.db, { anchor: await readAuditAnchor(dataDir) })).toMatchObject({ intact: true, anchor: { matched: true }, unanchoredRows: 0 });
   });
 });

@@ -19,6 +19,7 @@ import { answerFrameworkErrors, MAX_PATH_PARAM_LENGTH } from './framework-errors
 import { registerHostCheck } from './host-check/host-check.ts';
 import { registerAgentRoutes } from './routes/agents.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
+import { registerAuditVerifyRoute } from './routes/audit-verify.ts';
 import { registerConnectRoutes } from './routes/connect.ts';
 import { registerConnectionRoutes } from './routes/connections.ts';
 import { createSignInService } from './sign-ins/sign-in-service.ts';
@@ -96,6 +97,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerHealthzRoute(app);
   registerAgentRoutes(app, { agents });
   registerAuditRoutes(app, { db });
+  registerAuditVerifyRoute(app, { db, dataDir: config.DATA_DIR });
   registerMirrorRoutes(app, { reads, resolveAuthorization: (header) => resolver.resolveAuthorization(header, now?.()) });
   registerOperatorReadRoutes(app, { reads });
   registerExportRoutes(app, { exports: createExportService({ reads, audit, now }) });

@@ -2,39 +2,20 @@ import { z } from 'zod';
 import { sql, type DatabasePool } from '../db/index.ts';
 import type { AuditCursorPosition } from './audit-cursor.ts';
 import { AuditRowSchema, type AuditRow, type QueuedAuditRow } from './audit-types.ts';
-import { encodePgArray } from './pg-binary-array.ts';
+import { insertChainedAuditRows } from './audit-chain-queries.ts';
 
 /**
- * Writes a batch with ONE statement (design 4.6): one array per column, unnested, so the statement has
- * ten parameters whatever the batch size. Two choices keep a flush near COPY speed (`npm run bench:audit`):
- * the arrays travel in Postgres's binary format (see `encodePgArray`), and `unnest` sits in the select
- * list, where the arrays are read in lockstep row by row (a `FROM unnest(a, b, …)` first materialises
- * the whole batch, and spills to disk past work_mem). `created_at` is `now()`, the statement's
- * transaction time, so every row of one flush shares one instant; ids follow the batch's order. The
- * statement is atomic: all rows are written, or none. Resolves to the number written.
+ * Writes a batch with ONE INSERT (design 4.6) in a transaction of its own, as the next links of the hash
+ * chain (`insertChainedAuditRows`; the audit-writer calls that inside its own transaction). Two choices
+ * keep a flush near COPY speed (`npm run bench:audit`): the arrays travel in Postgres's binary format (see
+ * `encodePgArray`), and `unnest` sits in the select list, where the arrays are read in lockstep row by row
+ * (a `FROM unnest(a, b, …)` first materialises the whole batch, and spills to disk past work_mem). Every
+ * row of one flush shares one `created_at`; ids follow the batch's order. All rows are written, or none.
+ * Resolves to the number written.
  */
-export async function insertAuditRows(db: Pick<DatabasePool, 'query'>, rows: readonly QueuedAuditRow[]): Promise<number> {
+export async function insertAuditRows(db: Pick<DatabasePool, 'transaction'>, rows: readonly QueuedAuditRow[]): Promise<number> {
   if (rows.length === 0) return 0;
-  const text = (pick: (row: QueuedAuditRow) => string | null) =>
-    sql.fragment`unnest(${sql.binary(encodePgArray('text', rows.map(pick)))}::text[])`;
-  const userIds = sql.binary(encodePgArray('int8', rows.map((row) => row.userId)));
-  const resultCounts = sql.binary(encodePgArray('int4', rows.map((row) => row.resultCount)));
-  const result = await db.query(sql.unsafe`
-    INSERT INTO audit_log
-      (user_id, agent_id, tool, sector, decision, deny_reason, args, result_count, outcome, request_id, created_at)
-    SELECT
-      unnest(${userIds}::int8[]),
-      ${text((row) => row.agentId)},
-      ${text((row) => row.tool)},
-      ${text((row) => row.sector)},
-      ${text((row) => row.decision)},
-      ${text((row) => row.denyReason)},
-      ${text((row) => row.argsJson)}::jsonb,
-      unnest(${resultCounts}::int4[]),
-      ${text((row) => row.outcome)},
-      ${text((row) => row.requestId)},
-      now()`);
-  return result.rowCount;
+  return db.transaction(async (tx) => (await insertChainedAuditRows(tx, rows)).written);
 }
 
 export type AuditFilters = {

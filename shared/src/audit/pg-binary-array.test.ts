@@ -24,6 +24,13 @@ describe('encodePgArray', () => {
     expect(back.map((row) => row.s)).toEqual(small);
   });
 
+  it('round-trips bytea, empty and null included', async () => {
+    const values = [Buffer.from([0, 1, 255]), Buffer.alloc(0), null, Buffer.alloc(32, 7)];
+    const back = await testEnv.db.anyFirst(sql.type(z.object({ v: z.string().nullable() }))`
+      SELECT encode(v, 'hex') AS v FROM unnest(${sql.binary(encodePgArray('bytea', values))}::bytea[]) WITH ORDINALITY AS u (v, n) ORDER BY n`);
+    expect(back).toEqual(values.map((value) => value?.toString('hex') ?? null));
+  });
+
   it('refuses integers it cannot carry exactly', () => {
     expect(() => encodePgArray('int8', [2 ** 60])).toThrow(RangeError);
     expect(() => encodePgArray('int4', [2 ** 31])).toThrow(RangeError);

@@ -7,11 +7,17 @@
  * parameter goes out in binary format instead: each element is a length and its bytes, nothing to
  * escape and nothing to parse.
  */
-const ELEMENT_OIDS = { text: 25, int8: 20, int4: 23 } as const;
+const ELEMENT_OIDS = { text: 25, int8: 20, int4: 23, bytea: 17 } as const;
 const ELEMENT_BYTES = { int8: 8, int4: 4 } as const;
 
 export type PgArrayElement = keyof typeof ELEMENT_OIDS;
-type ElementValue<Element extends PgArrayElement> = (Element extends 'text' ? string : number) | null;
+type ElementValue<Element extends PgArrayElement> = (Element extends 'text' ? string : Element extends 'bytea' ? Buffer : number) | null;
+
+function elementBytes(element: PgArrayElement, value: string | number | Buffer): number {
+  if (element === 'text') return Buffer.byteLength(value as string, 'utf8');
+  if (element === 'bytea') return (value as Buffer).length;
+  return ELEMENT_BYTES[element as 'int8' | 'int4'];
+}
 
 /** One-dimensional array, lower bound 1. Integers must be safe (int8) or fit 32 bits (int4); else a RangeError. */
 export function encodePgArray<Element extends PgArrayElement>(element: Element, values: ReadonlyArray<ElementValue<Element>>): Buffer {
@@ -23,7 +29,7 @@ export function encodePgArray<Element extends PgArrayElement>(element: Element, 
       size += 4;
       hasNull = 1;
     } else {
-      size += 4 + (element === 'text' ? Buffer.byteLength(value as string, 'utf8') : ELEMENT_BYTES[element as 'int8' | 'int4']);
+      size += 4 + elementBytes(element, value);
     }
   }
   const buffer = Buffer.allocUnsafe(size);
@@ -35,6 +41,10 @@ export function encodePgArray<Element extends PgArrayElement>(element: Element, 
   for (const value of values) {
     if (value === null) {
       offset = buffer.writeInt32BE(-1, offset);
+    } else if (element === 'bytea') {
+      const bytes = value as Buffer;
+      offset = buffer.writeInt32BE(bytes.length, offset);
+      offset += bytes.copy(buffer, offset);
     } else if (element === 'text') {
       const written = buffer.write(value as string, offset + 4, 'utf8');
       buffer.writeInt32BE(written, offset);

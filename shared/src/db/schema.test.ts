@@ -38,10 +38,10 @@ describe('the first schema', () => {
     expect(indexes[0]).toMatch(/\(user_id, created_at DESC\)$/);
   });
 
-  it('has the audit row columns of spec 2.3', async () => {
+  it('has the audit row columns of spec 2.3, then the hash chain\'s place and hash (never served)', async () => {
     expect(await columnsOf('audit_log')).toEqual([
       'id', 'user_id', 'agent_id', 'tool', 'sector', 'decision', 'deny_reason',
-      'args', 'result_count', 'outcome', 'request_id', 'created_at',
+      'args', 'result_count', 'outcome', 'request_id', 'created_at', 'chain_seq', 'row_hash',
     ]);
   });
 

@@ -1,0 +1,141 @@
+import { hash } from 'node:crypto';
+
+/**
+ * Every column of a chained audit row, as both the writer and the verifier see it. `createdAt` is UTC
+ * to the microsecond (`YYYY-MM-DDTHH:MM:SS.ffffffZ`), the precision Postgres stores; `args` is the
+ * parsed JSON value.
+ */
+export type ChainedRowContent = {
+  seq: number;
+  id: number;
+  userId: number;
+  agentId: string | null;
+  tool: string;
+  sector: string | null;
+  decision: string;
+  denyReason: string | null;
+  args: unknown;
+  resultCount: number;
+  outcome: string;
+  requestId: string;
+  createdAt: string;
+};
+
+/** Bumped if the canonical form ever changes, so that an old chain is never read with new rules. */
+const CANONICAL_VERSION = 1;
+
+/** Printable ASCII: its UTF-16 length and order are its UTF-8 length and order. */
+const ASCII = /^[ -~]*$/;
+
+const compareAscii = (a: string, b: string): number => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The key order of the canonical form: jsonb's own (shorter UTF-8 first, then bytewise). Values read back
+ * from Postgres are then nearly always in canonical order already, and cost one native stringify.
+ */
+export function compareCanonicalKeys(a: string, b: string): number {
+  if (ASCII.test(a) && ASCII.test(b)) return compareAscii(a, b);
+  const [bytesA, bytesB] = [Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')];
+  return bytesA.length - bytesB.length || Buffer.compare(bytesA, bytesB);
+}
+
+/** Each key is tested for ASCII once, not at every comparison: this runs for every row written and read. */
+const allAscii = (keys: readonly string[]) => keys.every((key) => ASCII.test(key));
+
+function sortedKeys(object: object): string[] {
+  const keys = Object.keys(object);
+  return keys.length < 2 ? keys : keys.sort(allAscii(keys) ? compareAscii : compareCanonicalKeys);
+}
+
+function inCanonicalOrder(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (Array.isArray(value)) return value.every(inCanonicalOrder);
+  const object = value as Record<string, unknown>;
+  const keys = Object.keys(object);
+  const compare = allAscii(keys) ? compareAscii : compareCanonicalKeys;
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index] as string;
+    if (index > 0 && compare(keys[index - 1] as string, key) >= 0) return false;
+    if (!inCanonicalOrder(object[key])) return false;
+  }
+  return true;
+}
+
+/** Array-index-like keys, which JavaScript always lists first whatever the insertion order. */
+const INDEX_KEY = /^(0|[1-9]\d{0,9})$/;
+
+/** A copy with every object's keys inserted in canonical order; null if a key's order cannot be kept so. */
+function reordered(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const item of value) {
+      const copy = reordered(item);
+      if (copy === null && item !== null) return null;
+      out.push(copy);
+    }
+    return out;
+  }
+  const object = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of sortedKeys(object)) {
+    // Assigning "__proto__" would set the prototype, not a key.
+    if (INDEX_KEY.test(key) || key === '__proto__') return null;
+    const copy = reordered(object[key]);
+    if (copy === null && object[key] !== null) return null;
+    out[key] = copy;
+  }
+  return out;
+}
+
+/** The canonical text built piece by piece: for objects whose key order JavaScript would not keep (index-like keys, "__proto__"). */
+function builtCanonical(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(builtCanonical).join(',')}]`;
+  const object = value as Record<string, unknown>;
+  const keys = sortedKeys(object);
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${builtCanonical(object[key])}`).join(',')}}`;
+}
+
+/**
+ * JSON with no spacing and every object's keys in canonical order, at every depth. Postgres keeps `args`
+ * as jsonb, which forgets the key order and spacing it was given, so the hash is taken over the value,
+ * not over the text sent. Three routes to the same text, fastest first: the value is already in order
+ * (as read back from jsonb); a reordered copy (as sent by a producer); built by hand (index-like keys).
+ */
+export function canonicalJson(value: unknown): string {
+  if (inCanonicalOrder(value)) return JSON.stringify(value) ?? 'null';
+  const copy = reordered(value);
+  return copy === null ? builtCanonical(value) : JSON.stringify(copy);
+}
+
+/**
+ * The bytes a row's hash covers: every column but the hash itself. The scalar columns go in one JSON
+ * array (which cannot hold a raw newline), then a newline, then the canonical args.
+ */
+export function canonicalRowText(row: ChainedRowContent): string {
+  const scalars = [
+    CANONICAL_VERSION,
+    row.seq,
+    row.id,
+    row.userId,
+    row.agentId,
+    row.tool,
+    row.sector,
+    row.decision,
+    row.denyReason,
+    row.resultCount,
+    row.outcome,
+    row.requestId,
+    row.createdAt,
+  ];
+  return `${JSON.stringify(scalars)}\n${canonicalJson(row.args)}`;
+}
+
+/**
+ * A row's hash, in hex: SHA-256 of the previous row's hash (hex), a newline and this row's canonical
+ * content, as UTF-8. One string in, so one native call a row (and easy to recompute by other means).
+ */
+export function chainHash(previousHex: string, row: ChainedRowContent): string {
+  return hash('sha256', `${previousHex}\n${canonicalRowText(row)}`, 'hex');
+}

@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { sql, type DatabasePool } from '../db/index.ts';
+import { chainHash, type ChainedRowContent } from './audit-chain-fns.ts';
+import type { QueuedAuditRow } from './audit-types.ts';
+import { encodePgArray } from './pg-binary-array.ts';
+
+type Queryable = Pick<DatabasePool, 'query' | 'one'>;
+
+/** `created_at` as the chain reads it: UTC to the microsecond, the precision Postgres stores. */
+export const MICROSECOND_UTC = sql.fragment`'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+
+/** The last row of the chain: its place (0 before the first row), id, hash (hex) and created_at. */
+export type ChainHead = { seq: number; id: number | null; hash: string; createdAt: string | null };
+
+const HeadSchema = z.object({ seq: z.number(), id: z.number().nullable(), hash: z.string(), created_at: z.string().nullable() });
+const toHead = (row: z.infer<typeof HeadSchema>): ChainHead => ({ seq: row.seq, id: row.id, hash: row.hash, createdAt: row.created_at });
+
+export async function readChainHead(db: Pick<DatabasePool, 'one'>, options: { lock?: boolean } = {}): Promise<ChainHead> {
+  const row = await db.one(sql.type(HeadSchema)`
+    SELECT head_seq AS seq, head_id AS id, encode(head_hash, 'hex') AS hash,
+           to_char(head_created_at AT TIME ZONE 'UTC', ${MICROSECOND_UTC}) AS created_at
+    FROM audit_chain ${options.lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
+  return toHead(row);
+}
+
+const AllocationSchema = z.object({ created_at: z.string(), ids: z.string() });
+
+/**
+ * Ids for the batch, ascending, and its `created_at`: the transaction's time, but never before the head's,
+ * so the ledger's order (created_at, id) is the chain's order even if the clock steps back.
+ */
+async function allocate(tx: Pick<DatabasePool, 'one'>, count: number, head: ChainHead): Promise<{ ids: number[]; createdAt: string }> {
+  const row = await tx.one(sql.type(AllocationSchema)`
+    SELECT to_char(greatest(now(), ${head.createdAt}::timestamptz) AT TIME ZONE 'UTC', ${MICROSECOND_UTC}) AS created_at,
+           (SELECT array_to_string(array_agg(nextval('audit_log_id_seq')), ',') FROM generate_series(1, ${count})) AS ids`);
+  return { ids: row.ids.split(',').map(Number), createdAt: row.created_at };
+}
+
+/**
+ * Writes a batch as the next links of the hash chain, with ONE INSERT (design 4.6). Must run inside a
+ * transaction: it locks the chain's head row first, so flushes are chained in the order they commit,
+ * whoever writes them, and a flush that fails leaves the head where it was (a lost batch is a counted
+ * drop, not a break). Each row's hash covers every column, `id` and `created_at` included, so both are
+ * chosen here rather than by column defaults. Throws before writing anything if an `argsJson` is not JSON.
+ * Resolves to the rows written and the new head.
+ */
+export async function insertChainedAuditRows(tx: Queryable, rows: readonly QueuedAuditRow[]): Promise<{ written: number; head: ChainHead }> {
+  const head = await readChainHead(tx, { lock: true });
+  if (rows.length === 0) return { written: 0, head };
+  const args = rows.map((row) => JSON.parse(row.argsJson) as unknown);
+  const { ids, createdAt } = await allocate(tx, rows.length, head);
+  let previous = head.hash;
+  const hashes: Buffer[] = [];
+  const seqs: number[] = [];
+  rows.forEach((row, index) => {
+    const content: ChainedRowContent = {
+      seq: head.seq + index + 1,
+      id: ids[index] ?? Number.NaN,
+      userId: row.userId,
+      agentId: row.agentId,
+      tool: row.tool,
+      sector: row.sector,
+      decision: row.decision,
+      denyReason: row.denyReason,
+      args: args[index],
+      resultCount: row.resultCount,
+      outcome: row.outcome,
+      requestId: row.requestId,
+      createdAt,
+    };
+    previous = chainHash(previous, content);
+    hashes.push(Buffer.from(previous, 'hex'));
+    seqs.push(content.seq);
+  });
+  const text = (pick: (row: QueuedAuditRow) => string | null) =>
+    sql.fragment`unnest(${sql.binary(encodePgArray('text', rows.map(pick)))}::text[])`;
+  const int8 = (values: number[]) => sql.fragment`unnest(${sql.binary(encodePgArray('int8', values))}::int8[])`;
+  // `unnest` in the select list reads the arrays in lockstep without materialising the batch (see decisions.md).
+  const result = await tx.query(sql.unsafe`
+    INSERT INTO audit_log
+      (id, chain_seq, row_hash, user_id, agent_id, tool, sector, decision, deny_reason, args, result_count, outcome, request_id, created_at)
+    SELECT
+      ${int8(ids)},
+      ${int8(seqs)},
+      unnest(${sql.binary(encodePgArray('bytea', hashes))}::bytea[]),
+      ${int8(rows.map((row) => row.userId))},
+      ${text((row) => row.agentId)},
+      ${text((row) => row.tool)},
+      ${text((row) => row.sector)},
+      ${text((row) => row.decision)},
+      ${text((row) => row.denyReason)},
+      ${text((row) => row.argsJson)}::jsonb,
+      unnest(${sql.binary(encodePgArray('int4', rows.map((row) => row.resultCount)))}::int4[]),
+      ${text((row) => row.outcome)},
+      ${text((row) => row.requestId)},
+      ${createdAt}::timestamptz`);
+  const next: ChainHead = { seq: head.seq + rows.length, id: ids.at(-1) ?? null, hash: previous, createdAt };
+  await tx.query(sql.unsafe`
+    UPDATE audit_chain
+    SET head_seq = ${next.seq}, head_id = ${next.id}, head_hash = decode(${next.hash}, 'hex'),
+        head_created_at = ${createdAt}::timestamptz, updated_at = now()`);
+  return { written: result.rowCount, head: next };
+}
