@@ -1,3 +1,4 @@
+import { AuditLedgerVerificationSchema, formatAuditLedgerVerification } from '@pcg/shared/audit';
 import { CommandFailed, UsageError } from './cli-errors.ts';
 import type { CommandInput } from './agents-commands.ts';
 import { printJson, printRecord, printTable } from './output.ts';
@@ -26,6 +27,16 @@ export async function auditTail(input: CommandInput): Promise<void> {
   // A tail reads downwards: the newest row last.
   printTable(input.io, [...rows].reverse(), AUDIT_COLUMNS);
   if (next) input.io.err.write(`older rows: pcg audit tail --before '${next}' (with the same filters)\n`);
+}
+
+/** `pcg audit verify`: the Console walks the audit record's hash chain against its last anchor (issue 22). */
+export async function auditVerify(input: CommandInput): Promise<void> {
+  noArguments(input, 'audit verify');
+  const answer = await input.console.ok('GET', '/api/audit/verify');
+  const result = AuditLedgerVerificationSchema.parse(answer.body);
+  if (input.io.json) printJson(input.io, result);
+  else input.io.out.write(`${formatAuditLedgerVerification(result)}\n`);
+  if (!result.intact) throw new CommandFailed('the audit record does not match its chain');
 }
 
 export async function status(input: CommandInput): Promise<void> {

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { agentsCommands, type CommandInput } from './agents-commands.ts';
 import { CommandFailed, EXIT, UsageError } from './cli-errors.ts';
 import { consoleUrl, createConsoleClient } from './console-client.ts';
-import { auditTail, connectionsCommands, status } from './other-commands.ts';
+import { auditTail, auditVerify, connectionsCommands, status } from './other-commands.ts';
 import type { Io } from './output.ts';
 
 export const USAGE = `usage: pcg <command> [options]
@@ -14,6 +14,7 @@ export const USAGE = `usage: pcg <command> [options]
   agents revoke <name>
   agents delete <name>
   audit tail [--agent A] [--tool T] [--decision allow|deny] [--sector S] [--since ISO] [--before CURSOR] [--limit N]
+  audit verify     walks the audit record's hash chain; exit 1 when it is broken
   status
   connections list
   connections sync|pause|resume <id>
@@ -30,7 +31,7 @@ type Handler = (input: CommandInput) => Promise<void>;
 
 const GROUPS: Record<string, Record<string, Handler> | Handler> = {
   agents: agentsCommands,
-  audit: { tail: auditTail },
+  audit: { tail: auditTail, verify: auditVerify },
   connections: connectionsCommands,
   status,
 };

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@pcg/shared/db';
+import { z } from 'zod';
 import { useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { connectAgent } from '../../services/gateway/test/gateway-harness.ts';
 import { startConsoleAndGateway, startTestAuditWriter } from './ops-harness.ts';
@@ -65,6 +67,20 @@ describe('the operator CLI against a running Console', () => {
 
     expect((await pcg(['agents', 'revoke', 'cli-made'])).code).toBe(0);
     await expect(connectAgent(stack.gateway.address, issued.key)).rejects.toThrow();
+  });
+
+  it('verifies the audit chain: exit 0 while it is intact, 1 with the broken row named once a row is edited', async () => {
+    // The written rows of the test above are chained by the audit-writer.
+    await waitFor(async () => ((await testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM audit_log WHERE row_hash IS NOT NULL`)) > 0 ? true : undefined), 15_000, 'a chained row');
+    const intact = await pcg(['audit', 'verify', '--json']);
+    expect(intact.code).toBe(0);
+    expect(JSON.parse(intact.stdout)).toMatchObject({ intact: true, break: null });
+
+    await testEnv.db.query(sql.unsafe`UPDATE audit_log SET args = '{"edited":true}'::jsonb WHERE id = (SELECT min(id) FROM audit_log WHERE row_hash IS NOT NULL)`);
+    const broken = await pcg(['audit', 'verify']);
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toMatch(/audit chain BROKEN/);
+    expect(broken.stdout).toMatch(/edited at row 1/);
   });
 
   it('prints a table for people, and the key once with a warning on stderr', async () => {

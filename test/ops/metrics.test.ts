@@ -96,6 +96,15 @@ describe('GET /metrics on the Console port', () => {
     await client.close();
   });
 
+  it('shows the audit chain as the last verification found it, and nothing before one ran', async () => {
+    expect((await scrape()).text).not.toContain('pcg_audit_chain_intact');
+    const verified = await fetch(`${stack.console.address}/api/audit/verify`);
+    expect(verified.status).toBe(200);
+    const text = (await scrape()).text;
+    expect(text).toMatch(/^pcg_audit_chain_intact 1$/m);
+    expect(text).toMatch(/^pcg_audit_chain_verified_timestamp_seconds \d+/m);
+  });
+
   it('is behind the Host check like the rest of the Console', async () => {
     const url = new URL(`${stack.console.address}/metrics`);
     const { request } = await import('node:http');

@@ -19,7 +19,7 @@ import { answerFrameworkErrors, MAX_PATH_PARAM_LENGTH } from './framework-errors
 import { registerHostCheck } from './host-check/host-check.ts';
 import { registerAgentRoutes } from './routes/agents.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
-import { registerAuditVerifyRoute } from './routes/audit-verify.ts';
+import { createLedgerVerifier, registerAuditVerifyRoute } from './routes/audit-verify.ts';
 import { registerConnectRoutes } from './routes/connect.ts';
 import { registerConnectionRoutes } from './routes/connections.ts';
 import { createSignInService } from './sign-ins/sign-in-service.ts';
@@ -97,7 +97,8 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerHealthzRoute(app);
   registerAgentRoutes(app, { agents });
   registerAuditRoutes(app, { db });
-  registerAuditVerifyRoute(app, { db, dataDir: config.DATA_DIR });
+  const verifier = createLedgerVerifier({ db, dataDir: config.DATA_DIR });
+  registerAuditVerifyRoute(app, { verifier });
   registerMirrorRoutes(app, { reads, resolveAuthorization: (header) => resolver.resolveAuthorization(header, now?.()) });
   registerOperatorReadRoutes(app, { reads });
   registerExportRoutes(app, { exports: createExportService({ reads, audit, now }) });
@@ -105,7 +106,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerSignInRoutes(app, { db });
   registerWebRoutes(app, { assets: loadWebAssets() });
   registerStatusRoute(app, { db, redis, settings: config, log });
-  registerMetricsRoute(app, { db, redis, metrics, log });
+  registerMetricsRoute(app, { db, redis, metrics, log, chain: verifier });
   registerSettingsRoutes(app, { settings: createSettingsService({ db, events: createSettingsEventPublisher(redis, config), audit, log }) });
   if (sources && sourcesDeps) {
     registerConnectionRoutes(app, sourcesDeps.connections);

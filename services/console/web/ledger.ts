@@ -1,4 +1,4 @@
-import { ApiError, call, download, errorText } from './api.ts';
+import { api, ApiError, call, download, errorText } from './api.ts';
 import { toCsv } from './csv.ts';
 import { button, h, labelled, notice, replace, select, table, time } from './dom.ts';
 import { LEDGER_CSV_HEADERS, LEDGER_PAGE } from './texts.ts';
@@ -26,6 +26,42 @@ function datalist(id: string, values: readonly string[]): HTMLDataListElement {
 function decisionCell(row: AuditRow): HTMLElement {
   if (row.decision === 'deny') return h('span', { class: 'decision deny' }, `denied${row.deny_reason ? `: ${row.deny_reason}` : ''}`);
   return h('span', { class: `decision allow ${row.outcome}` }, row.outcome === 'error' ? 'admitted, failed' : 'admitted');
+}
+
+/** The answer of `GET /api/audit/verify` that the page shows. */
+type ChainVerification = {
+  intact: boolean;
+  intactThrough: { row: number; id: number | null };
+  break: { kind: string; row: number; id: number | null; detail: string } | null;
+  unanchoredRows: number;
+  verifiedAt: string;
+};
+
+/**
+ * Whether the ledger is the one that was written: the audit record's hash chain, walked on request
+ * (it reads every row, so it does not run on every visit), with the last verified point.
+ */
+function chainPanel(): HTMLElement {
+  const result = h('div', { class: 'chain-result', role: 'status' }, h('p', {}, 'Not verified in this visit yet.'));
+  const verify = button('Verify the chain', () => void run());
+  async function run(): Promise<void> {
+    verify.disabled = true;
+    replace(result, h('p', {}, 'Verifying every row…'));
+    try {
+      const answer = await api<ChainVerification>('GET', '/api/audit/verify');
+      const through = answer.intactThrough.row === 0 ? 'no chained row yet' : `intact up to row ${answer.intactThrough.row} (id ${answer.intactThrough.id})`;
+      const lines: HTMLElement[] = [notice(answer.intact ? `The ledger is intact: ${through}.` : `The ledger was changed after it was written: ${through}.`, answer.intact ? 'ok' : 'error')];
+      if (answer.break) lines.push(h('p', {}, `${answer.break.kind} at row ${answer.break.row}: ${answer.break.detail}`));
+      if (answer.unanchoredRows > 0) lines.push(h('p', {}, `${answer.unanchoredRows} newest rows are not anchored outside the database yet (a cut there cannot be proven).`));
+      lines.push(h('p', {}, 'Verified at ', time(answer.verifiedAt)));
+      replace(result, ...lines);
+    } catch (error) {
+      replace(result, notice(error instanceof ApiError ? error.message : errorText(error), 'error'));
+    } finally {
+      verify.disabled = false;
+    }
+  }
+  return h('section', { class: 'chain', 'aria-label': 'Audit chain' }, h('h3', {}, 'Audit chain'), result, verify);
 }
 
 /**
@@ -131,6 +167,6 @@ export async function renderLedger(root: HTMLElement): Promise<void> {
   for (const { input } of decisionRadios) input.addEventListener('change', () => void load(true));
   since.addEventListener('change', () => void load(true));
 
-  replace(root, form, status, h('div', { class: 'toolbar' }, count, exportButton, button('Refresh', () => void load(true))), results, h('div', { class: 'toolbar' }, more));
+  replace(root, chainPanel(), form, status, h('div', { class: 'toolbar' }, count, exportButton, button('Refresh', () => void load(true))), results, h('div', { class: 'toolbar' }, more));
   await load(true);
 }

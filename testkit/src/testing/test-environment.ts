@@ -1,3 +1,7 @@
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pg from 'pg';
@@ -15,7 +19,7 @@ export type TestEnvironment = {
   readonly db: DatabasePool;
   /** A `commands` client under this file's prefix. */
   readonly redis: Redis;
-  /** Environment variables for a service's config schema, pointed at this file's database and prefix. */
+  /** Environment variables for a service's config schema, pointed at this file's database, prefix and data folder. */
   env(overrides?: Record<string, string>): Record<string, string>;
 };
 
@@ -37,6 +41,8 @@ export function useTestEnvironment(): TestEnvironment {
   const database = `pcg_t_${suffix}`;
   const redisPrefix = `pcg-test:${suffix}:`;
   const databaseUrl = withDatabase(serverUrl, database);
+  // A data folder of the file's own (credentials key, audit anchor), never the repository's ./data.
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `pcg-t-${suffix}-`));
   let db: DatabasePool | undefined;
   let redis: Redis | undefined;
 
@@ -65,6 +71,7 @@ export function useTestEnvironment(): TestEnvironment {
     } finally {
       await admin.end();
     }
+    await rm(dataDir, { recursive: true, force: true });
   });
 
   const ready = <T>(value: T | undefined, what: string): T => {
@@ -83,7 +90,7 @@ export function useTestEnvironment(): TestEnvironment {
       return ready(redis, 'redis');
     },
     env(overrides = {}) {
-      return { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, LOG_LEVEL: 'silent', ...overrides };
+      return { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...overrides };
     },
   };
 }

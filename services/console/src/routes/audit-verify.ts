@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { AuditLedgerVerificationSchema, verifyAuditLedger } from '@pcg/shared/audit';
+import { AuditLedgerVerificationSchema, verifyAuditLedger, type AuditLedgerVerification } from '@pcg/shared/audit';
 import type { DatabasePool } from '@pcg/shared/db';
 
 export type AuditVerifyRouteDeps = {
@@ -13,20 +13,31 @@ export type AuditVerifyRouteDeps = {
 export const AUDIT_VERIFY_PATH = '/api/audit/verify';
 
 /**
- * `GET /api/audit/verify`: walks the audit record's hash chain against the last anchor and answers with
- * the verification. An operator read of the record: not recorded (spec 6). Only one walk runs at a time;
- * a request arriving during one shares its answer rather than starting a second pass over the table.
+ * The Console's walks of the audit chain: one at a time (a request arriving during one shares its
+ * answer rather than starting a second pass over the table), and the last answer kept for `/metrics`.
  */
-export function registerAuditVerifyRoute(app: FastifyInstance, { db, dataDir }: AuditVerifyRouteDeps): void {
-  let running: ReturnType<typeof verifyAuditLedger> | undefined;
-  app.withTypeProvider<ZodTypeProvider>().get(
-    AUDIT_VERIFY_PATH,
-    { schema: { response: { 200: AuditLedgerVerificationSchema } } },
-    async () => {
-      running ??= verifyAuditLedger(db, { dataDir }).finally(() => {
-        running = undefined;
-      });
+export function createLedgerVerifier({ db, dataDir }: AuditVerifyRouteDeps) {
+  let running: Promise<AuditLedgerVerification> | undefined;
+  let last: AuditLedgerVerification | undefined;
+  return {
+    verify(): Promise<AuditLedgerVerification> {
+      running ??= verifyAuditLedger(db, { dataDir })
+        .then((result) => (last = result))
+        .finally(() => {
+          running = undefined;
+        });
       return running;
     },
-  );
+    last: () => last,
+  };
+}
+
+export type LedgerVerifier = ReturnType<typeof createLedgerVerifier>;
+
+/**
+ * `GET /api/audit/verify`: walks the audit record's hash chain against the last anchor and answers with
+ * the verification. An operator read of the record: not recorded (spec 6).
+ */
+export function registerAuditVerifyRoute(app: FastifyInstance, { verifier }: { verifier: LedgerVerifier }): void {
+  app.withTypeProvider<ZodTypeProvider>().get(AUDIT_VERIFY_PATH, { schema: { response: { 200: AuditLedgerVerificationSchema } } }, () => verifier.verify());
 }

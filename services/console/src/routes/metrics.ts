@@ -4,6 +4,7 @@ import type { DatabasePool } from 'slonik';
 import { AUDIT_DROP_REASONS, readAuditDrops, readAuditQueueDepth, type AuditDropReason } from '@pcg/shared/audit';
 import { createConnectionQueries } from '@pcg/shared/connections';
 import type { Logger } from '@pcg/shared/logger';
+import type { LedgerVerifier } from './audit-verify.ts';
 import { readPublishedMetrics, type Metrics } from '@pcg/shared/metrics';
 import type { Redis } from '@pcg/shared/redis';
 import { readPart, readRedisPart } from '@pcg/shared/status';
@@ -21,7 +22,10 @@ function gauge(registry: Registry, name: string, help: string, labelNames: strin
  * process and restart), the audit queue depth (Redis) and each connection's data age (Postgres). A store
  * that is down leaves its metrics out of this scrape rather than failing it.
  */
-export function registerMetricsRoute(app: FastifyInstance, deps: { db: DatabasePool; redis: Redis; metrics: Metrics; log: Logger }): void {
+export function registerMetricsRoute(
+  app: FastifyInstance,
+  deps: { db: DatabasePool; redis: Redis; metrics: Metrics; log: Logger; chain?: Pick<LedgerVerifier, 'last'> },
+): void {
   app.get('/metrics', async (_request, reply) => {
     const [published, depth, drops, ages] = await Promise.all([
       readRedisPart(deps.redis, () => readPublishedMetrics(deps.redis)),
@@ -34,6 +38,13 @@ export function registerMetricsRoute(app: FastifyInstance, deps: { db: DatabaseP
     const processes = new Map<string, number>([['console', 1]]);
     for (const { service } of snapshots) processes.set(service, (processes.get(service) ?? 0) + 1);
     gauge(registry, 'pcg_metrics_processes', 'Processes whose counters this scrape adds up, by service.', ['service'], [...processes].map(([service, value]) => ({ labels: { service }, value })));
+    const chain = deps.chain?.last();
+    if (chain) {
+      // The last walk of the chain (the Console's ledger or `pcg audit verify` runs one): walking every row on each scrape would cost too much.
+      gauge(registry, 'pcg_audit_chain_intact', 'Whether the last verification found the audit chain intact (1) or broken (0).', [], [{ labels: {}, value: chain.intact ? 1 : 0 }]);
+      gauge(registry, 'pcg_audit_chain_verified_rows', 'Rows the last verification proved intact.', [], [{ labels: {}, value: chain.intactThrough.row }]);
+      gauge(registry, 'pcg_audit_chain_verified_timestamp_seconds', 'When the audit chain was last verified.', [], [{ labels: {}, value: Date.parse(chain.verifiedAt) / 1000 }]);
+    }
     if (depth.ok) gauge(registry, 'pcg_audit_queue_depth', 'Audit rows waiting in the Redis queue.', [], [{ labels: {}, value: depth.value }]);
     if (drops.ok) {
       // A fresh counter each scrape, set to the durable total.
