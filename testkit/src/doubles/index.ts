@@ -4,3 +4,4 @@ export * from './health-auto-export/health-auto-export-sender.ts';
 export * from './microsoft-graph/graph-double.ts';
 export * from './microsoft-graph/graph-identity.ts';
 export * from './microsoft-graph/graph-store.ts';
+export * from './microsoft-graph/graph-demo.ts';

@@ -27,7 +27,7 @@ const WEEK = 7 * DAY;
  * `@removed` rows, 410 for an unknown delta token, 401 for an unknown access token, 403 for a scope not
  * granted, and faults (429/503 with `Retry-After`) switched on per path.
  */
-export async function startGraphDouble(client: { clientId: string; clientSecret: string } = { clientId: 'demo-client', clientSecret: 'demo-secret' }) {
+export async function startGraphDouble(client: { clientId: string; clientSecret: string } = { clientId: 'demo-client', clientSecret: 'demo-secret' }, options: { port?: number } = {}) {
   const identity = createGraphIdentity(client);
   const store = createGraphStore();
   const requests: GraphRequest[] = [];
@@ -118,7 +118,7 @@ export async function startGraphDouble(client: { clientId: string; clientSecret:
       return graphError(res, 404, 'NotFound', 'not found');
     })();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   base = url;
 
