@@ -5,6 +5,7 @@ import { dayStart, haePayloadV1, haePayloadV2, sendHealthPush, startHomeAssistan
 import { createLogger } from '@pcg/shared/logger';
 import { createLiveRequester } from '@pcg/shared/queues';
 import { consoleClient, type DemoConnection } from './demo/demo-console.ts';
+import { connectDemoMicrosoft } from './demo/microsoft.ts';
 import { probeRedis, readKeeperState, storeFiles } from './local-services/index.ts';
 
 /**
@@ -21,6 +22,7 @@ const HUB_NAME = 'Demo hub';
 const PHONE_NAME = 'Demo phone';
 const HUB_TOKEN = 'demo-hub-long-lived-token';
 const hubPort = Number(process.env.DEMO_HUB_PORT ?? 18123);
+const graphPort = Number(process.env.DEMO_GRAPH_PORT ?? 18124);
 const consoleBase = `http://${process.env.BIND_HOST ?? '127.0.0.1'}:${process.env.REST_PORT ?? 8787}`;
 const api = consoleClient(consoleBase);
 
@@ -106,6 +108,8 @@ async function main(): Promise<void> {
   const again = await push(haePayloadV2(dayStart(1)));
   say(`the same export again updates those rows in place (same source ids), adding none: ${JSON.stringify(again.accepted ?? again)}`);
 
+  const microsoft = await connectDemoMicrosoft(consoleBase, graphPort, say);
+
   // Keep the sources alive: the hub's sensors drift (the next sync fetches only that), the phone pushes.
   const drift = setInterval(() => {
     hub.setState('sensor.kitchen_temperature', (20 + Math.random() * 3).toFixed(1));
@@ -123,6 +127,7 @@ async function main(): Promise<void> {
     await api.act(hubConnection.id, 'pause').catch(() => undefined);
     await api.act(phone.connection.id, 'pause').catch(() => undefined);
     await hub.close();
+    await microsoft?.close();
     say('paused the demo connections; run npm run demo again to resume them, or npm run demo -- --remove to delete them');
     process.exit(0);
   };

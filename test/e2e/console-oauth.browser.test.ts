@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { BrowserContext, Page, Response } from 'playwright-core';
+import { CONNECTORS } from '../../services/sync-worker/src/connectors/registry.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEvent } from '@pcg/shared/audit';
 import { loadConfig } from '@pcg/shared/config';
@@ -10,8 +11,6 @@ import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing'
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
-import { healthAutoExportConnector } from '../../services/sync-worker/src/connectors/health-auto-export/health-auto-export-connector.ts';
-import { homeAssistantConnector } from '../../services/sync-worker/src/connectors/home-assistant/home-assistant-connector.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
 import { startOAuthProviderDouble, type OAuthProviderDouble } from '../support/oauth-provider-double.ts';
 import { oauthTestConnector, oauthTestProvider } from '../support/oauth-test-provider.ts';
@@ -39,7 +38,7 @@ beforeAll(async () => {
   const env = testEnv.env({ CREDENTIALS_KEY: key.toString('base64'), REST_PORT: '0', SOURCE_TIMEOUT_MS: '2000', SYNC_BACKOFF_MS: '100' });
   const workerLog = createCapturingLogger('sync-worker').log;
   worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, env), workerLog, {
-    connectors: [homeAssistantConnector, healthAutoExportConnector, oauthTestConnector({ provider, apiUrl: double.url, db: testEnv.db, credentialsKey: key, log: workerLog })],
+    connectors: [...CONNECTORS, oauthTestConnector({ provider, apiUrl: double.url, db: testEnv.db, credentialsKey: key, log: workerLog })],
   });
   consoleService = await startConsole(loadConfig(consoleConfigSchema, env), createCapturingLogger('console').log, { audit: { record: (event) => void audit.push(event) } });
   browser = await launchChromium();

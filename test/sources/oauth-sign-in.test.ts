@@ -10,8 +10,7 @@ import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
 import { SIGN_IN_STATE_REFUSED } from '../../services/console/src/sign-ins/sign-in-service.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
-import { healthAutoExportConnector } from '../../services/sync-worker/src/connectors/health-auto-export/health-auto-export-connector.ts';
-import { homeAssistantConnector } from '../../services/sync-worker/src/connectors/home-assistant/home-assistant-connector.ts';
+import { CONNECTORS } from '../../services/sync-worker/src/connectors/registry.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
 import { DOUBLE_SECRET_PREFIX, startOAuthProviderDouble, type OAuthProviderDouble } from '../support/oauth-provider-double.ts';
 import { oauthTestConnector, oauthTestProvider, TEST_OAUTH_SCOPES } from '../support/oauth-test-provider.ts';
@@ -56,7 +55,7 @@ beforeAll(async () => {
   registerExtraProvider(provider);
   const env = testEnv.env({ CREDENTIALS_KEY: key.toString('base64'), REST_PORT: '0', SOURCE_TIMEOUT_MS: '2000', SYNC_BACKOFF_MS: '100' });
   worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, env), workerLog.log, {
-    connectors: [homeAssistantConnector, healthAutoExportConnector, oauthTestConnector({ provider, apiUrl: double.url, db: testEnv.db, credentialsKey: key, log: workerLog.log })],
+    connectors: [...CONNECTORS, oauthTestConnector({ provider, apiUrl: double.url, db: testEnv.db, credentialsKey: key, log: workerLog.log })],
   });
   consoleService = await startConsole(loadConfig(consoleConfigSchema, env), consoleLog.log, { audit: { record: (event) => void audit.push(event) } });
   const saved = await fetch(`${consoleService.address}/api/connect/test-oauth/app`, {

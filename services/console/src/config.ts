@@ -1,6 +1,7 @@
 import { agentPortConfig, auditConfig, bindConfig, consolePortConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
 import { credentialsConfig } from '@pcg/shared/crypto';
 import { liveConfig } from '@pcg/shared/queues';
+import { microsoftEndpointsConfig } from '@pcg/shared/providers';
 import { z } from 'zod';
 
 export const consoleConfigSchema = logConfig.extend({
@@ -13,6 +14,7 @@ export const consoleConfigSchema = logConfig.extend({
   SERVICE_NAME: agentPortConfig.shape.SERVICE_NAME,
   ...credentialsConfig.shape,
   ...liveConfig.shape,
+  ...microsoftEndpointsConfig.shape,
   /** Largest push-ingest body in bytes (413 beyond); default 16 MiB, health exports can be large. */
   INGEST_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
 });

@@ -5,6 +5,7 @@ import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import type { Logger } from '@pcg/shared/logger';
 import { createMetrics, startMetricsPublisher } from '@pcg/shared/metrics';
 import { openSyncProducer, type OpenSyncProducer } from '@pcg/shared/queues';
+import { configureProviderEndpoints } from '@pcg/shared/providers';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { SyncWorkerConfig } from './config.ts';
 import type { Connector, RefreshCredentials } from './connectors/connector-types.ts';
@@ -37,6 +38,7 @@ export type SyncWorkerOptions = {
 };
 
 export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: SyncWorkerOptions = {}): Promise<RunningSyncWorker> {
+  configureProviderEndpoints(config);
   const registry = createConnectorRegistry(options.connectors);
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createConnectionQueries } from '@pcg/shared/connections';
 import { sealCredentials } from '@pcg/shared/crypto';
-import { createSignInQueries } from '@pcg/shared/sign-ins';
+import { createSignInQueries, providerAppContext } from '@pcg/shared/sign-ins';
 import { sql, type DatabasePool } from '@pcg/shared/db';
 import { z } from 'zod';
 
@@ -51,4 +51,29 @@ const EntityRowSchema = z.object({ id: z.string(), source_id: z.string(), state:
 export function entityRows(db: DatabasePool, connectionId: string) {
   return db.any(sql.type(EntityRowSchema)`
     SELECT id, source_id, state, synced_at, attributes FROM home_entities WHERE connection_id = ${connectionId}::uuid ORDER BY source_id`);
+}
+
+/**
+ * Signs in at the Graph double as a browser would (authorize, then the code exchange) and inserts the
+ * sign-in and one connection of `sector` the way the sync-worker's exchange does, with the provider's
+ * application credentials saved for refreshes.
+ */
+export async function insertGraphConnection(db: DatabasePool, graph: { env: { MICROSOFT_LOGIN_BASE_URL: string }; client: { clientId: string; clientSecret: string } }, sector: 'calendar' | 'mail' | 'contacts'): Promise<string> {
+  const login = graph.env.MICROSOFT_LOGIN_BASE_URL;
+  const redirectUri = 'http://127.0.0.1/callback';
+  const authorize = new URL(`${login}/oauth2/v2.0/authorize`);
+  for (const [name, value] of Object.entries({ client_id: graph.client.clientId, redirect_uri: redirectUri, scope: 'Mail.Read Calendars.Read Contacts.Read offline_access', state: 's' })) authorize.searchParams.set(name, value);
+  const code = new URL((await fetch(authorize, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code') ?? '';
+  const form = { grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: graph.client.clientId, client_secret: graph.client.clientSecret };
+  const tokens = (await (await fetch(`${login}/oauth2/v2.0/token`, { method: 'POST', body: new URLSearchParams(form) })).json()) as { access_token: string; refresh_token: string; expires_in: number };
+  const credentials = { accessToken: tokens.access_token, refreshToken: tokens.refresh_token, expiresAt: Date.now() + tokens.expires_in * 1000 };
+  const id = randomUUID();
+  const signInId = randomUUID();
+  await db.transaction(async (tx) => {
+    const signIns = createSignInQueries(tx);
+    await signIns.saveApp('microsoft', sealCredentials(TEST_KEY, graph.client, providerAppContext('microsoft')));
+    await signIns.insert({ id: signInId, provider: 'microsoft', sealed: sealCredentials(TEST_KEY, credentials, signInId), grantedScopes: ['Mail.Read', 'Calendars.Read', 'Contacts.Read'], accountId: signInId });
+    await createConnectionQueries(tx).insert({ id, provider: 'microsoft', sector, displayName: `Test ${sector}`, signInId, ingestSecretHash: null, syncIntervalMinutes: 15 });
+  });
+  return id;
 }

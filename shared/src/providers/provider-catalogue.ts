@@ -1,13 +1,15 @@
 import { HEALTH_AUTO_EXPORT } from './health-auto-export.ts';
 import { HOME_ASSISTANT } from './home-assistant.ts';
+import { MICROSOFT, microsoftProvider, type MicrosoftEndpoints } from './microsoft.ts';
 import type { ProviderDescriptor } from './provider-types.ts';
 
 export * from './provider-types.ts';
 export * from './home-assistant.ts';
 export * from './health-auto-export.ts';
+export * from './microsoft.ts';
 
 /** Every provider kind, each declared in its own file (descriptor, credentials schema, scope → sector rule). */
-export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT];
+export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT];
 
 const byKind = new Map(PROVIDERS.map((provider) => [provider.kind, provider]));
 
@@ -26,4 +28,13 @@ export function listProviders(): readonly ProviderDescriptor[] {
 export function registerExtraProvider(provider: ProviderDescriptor): void {
   if (byKind.has(provider.kind)) throw new Error(`provider '${provider.kind}' is already known`);
   byKind.set(provider.kind, provider);
+}
+
+/**
+ * Points the providers at the addresses this process was configured with (design 4.1: tests and the demo
+ * use local doubles). Called once at start, before anything reads the catalogue; the Console and the
+ * sync-worker are given the same settings, so the authorize, token and API addresses agree.
+ */
+export function configureProviderEndpoints(config: MicrosoftEndpoints): void {
+  byKind.set(MICROSOFT.kind, microsoftProvider(config));
 }

@@ -20,6 +20,8 @@ export type OAuthSpec = {
   pkce: boolean;
   /** Extra authorize parameters the provider needs for a refresh token (e.g. `access_type=offline`). */
   authorizeParams?: Readonly<Record<string, string>>;
+  /** Send the requested scopes again with a refresh (the Microsoft identity platform asks for them). */
+  scopeOnRefresh?: boolean;
   /** The sectors a granted scope list covers (spec 2.5); an empty list means no connection. */
   sectorsOf(grantedScopes: readonly string[]): Sector[];
   /**
@@ -45,6 +47,8 @@ export type ProviderDescriptor = {
   defaultSyncIntervalMinutes: number | null;
   /** Validates the credentials the operator supplies for a `token` provider; sealed before storage. */
   credentialsSchema?: z.ZodType;
+  /** Base address of the provider's data API, where the connector reads (overridable, design 4.1). */
+  apiBaseUrl?: string;
   /** For `oauth` providers. */
   oauth?: OAuthSpec;
 };

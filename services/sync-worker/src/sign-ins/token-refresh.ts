@@ -59,7 +59,13 @@ export function createTokenRefresher(deps: TokenRefresherDeps) {
       }
       const answer = await requestToken(
         provider.oauth.tokenUrl,
-        { grant_type: 'refresh_token', refresh_token: current.refreshToken, client_id: app.clientId, client_secret: app.clientSecret },
+        {
+          grant_type: 'refresh_token',
+          refresh_token: current.refreshToken,
+          client_id: app.clientId,
+          client_secret: app.clientSecret,
+          ...(provider.oauth.scopeOnRefresh ? { scope: provider.oauth.scopes.join(' ') } : {}),
+        },
         deps.requestTimeoutMs,
         current.refreshToken,
       );

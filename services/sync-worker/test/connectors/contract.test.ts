@@ -1,16 +1,19 @@
 import { Queue, type Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
 import { PROVIDERS } from '@pcg/shared/providers';
 import { blockingConnection, openSyncProducer, type SyncJobResult } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
-import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/testkit/doubles';
+import { startGraphDouble, startHomeAssistantDouble, type GraphDouble, type HomeAssistantDouble } from '@pcg/testkit/doubles';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { syncWorkerConfigSchema } from '../../src/config.ts';
 import type { ConnectionInfo, TokenRefreshResult } from '../../src/connectors/connector-types.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../src/service.ts';
-import { connectionState, entityRows, insertHubConnection, workerEnv } from '../helpers.ts';
+import { refreshThroughSignIns } from '../../src/sign-ins/refresh-credentials.ts';
+import { createTokenRefresher } from '../../src/sign-ins/token-refresh.ts';
+import { connectionState, entityRows, insertGraphConnection, insertHubConnection, TEST_KEY, workerEnv } from '../helpers.ts';
 
 /**
  * The connector contract: one table of cases that every connector's double runs through. A connector
@@ -41,13 +44,20 @@ let queue: Queue;
 const refreshes: string[] = [];
 const refusedRefresh: TokenRefreshResult = { ok: false, reason: 'refused', message: 'invalid_grant' };
 const doubles: Array<{ close(): Promise<void> }> = [];
+/** One Graph double for the whole file: the provider's addresses are set once per process. */
+let graph: GraphDouble;
 
 beforeAll(async () => {
-  const refreshCredentials = async (connection: ConnectionInfo) => {
+  graph = await startGraphDouble();
+  doubles.push(graph);
+  const log = createCapturingLogger('sync-worker').log;
+  // OAuth providers refresh through the sign-ins' own refresher, against their double.
+  const oauthRefresh = refreshThroughSignIns(createTokenRefresher({ db: testEnv.db, credentialsKey: TEST_KEY, log, requestTimeoutMs: 2_000 }));
+  const refreshCredentials = async (connection: ConnectionInfo, current: unknown) => {
     refreshes.push(connection.id);
-    return refusedRefresh;
+    return connection.provider === 'microsoft' ? oauthRefresh(connection, current) : refusedRefresh;
   };
-  worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv())), createCapturingLogger('sync-worker').log, { refreshCredentials });
+  worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv(graph.env))), log, { refreshCredentials });
   producer = await openSyncProducer(settings(), createCapturingLogger().log);
   queue = new Queue('sync', { connection: blockingConnection(settings(), 'contract'), prefix: bullmqPrefix(settings()) });
 });
@@ -173,7 +183,111 @@ const HEALTH_AUTO_EXPORT: Subject = {
   },
 };
 
-const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT];
+const HOUR = 3_600_000;
+let graphEvents = 0;
+/** A Graph calendar connection after its first (full) sync, with a few events in the window. */
+async function syncedGraph(): Promise<{ id: string; eventIds: string[] }> {
+  const base = Date.now() + 2 * 86_400_000;
+  const eventIds = [0, 1, 2].map((index) => {
+    graphEvents += 1;
+    const id = `contract-event-${graphEvents}`;
+    graph.store.put('event', { id, subject: `Event ${graphEvents}`, start: base + index * HOUR, end: base + index * HOUR + HOUR / 2, type: 'singleInstance' });
+    return id;
+  });
+  const id = await insertGraphConnection(testEnv.db, graph, 'calendar');
+  await producer.schedule(id, 15);
+  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  return { id, eventIds };
+}
+const calendarIds = async (id: string) =>
+  testEnv.db.anyFirst(sql.type(z.object({ source_id: z.string() }))`SELECT source_id FROM calendar_events WHERE connection_id = ${id}::uuid ORDER BY source_id`);
+
+const MICROSOFT: Subject = {
+  provider: 'microsoft',
+  cases: {
+    'full sync': async () => {
+      const { id } = await syncedGraph();
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental', written: 0 });
+      expect([...(await calendarIds(id))].sort()).toEqual((graph.store.live('event') as Array<{ id: string }>).map((event) => event.id).sort());
+    },
+    'incremental sync': async () => {
+      const { id } = await syncedGraph();
+      graph.store.put('event', { id: 'contract-added', subject: 'Added', start: Date.now() + 86_400_000, end: Date.now() + 86_400_000 + HOUR, type: 'singleInstance' });
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental', written: 1, removed: 0 });
+      expect(await calendarIds(id)).toContain('contract-added');
+    },
+    'deletion at the source': async () => {
+      const { id, eventIds } = await syncedGraph();
+      graph.store.remove('event', eventIds[0] ?? '');
+      expect(result(await syncNow(id))).toMatchObject({ mode: 'incremental', removed: 1 });
+      expect(await calendarIds(id)).not.toContain(eventIds[0]);
+    },
+    '401 → refresh → success': async () => {
+      const { id } = await syncedGraph();
+      const asked = refreshes.length;
+      const refreshed = graph.identity.state.refreshes;
+      graph.identity.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(1);
+      expect(refreshes.length - asked).toBe(1);
+      expect(graph.identity.state.refreshes - refreshed).toBe(1);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'refresh refused → needs sign-in': async () => {
+      const { id } = await syncedGraph();
+      const before = await calendarIds(id);
+      graph.identity.revokeConsent();
+      graph.identity.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('failed');
+      expect(job.attemptsMade).toBe(1);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'needs_sign_in' });
+      expect((await connectionState(testEnv.db, id)).last_error).toMatch(/invalid_grant/);
+      expect(await scheduled(id)).toBe(false);
+      expect(await calendarIds(id)).toEqual(before);
+    },
+    '403 quota → rate limited and still scheduled': { doesNotApply: "Graph throttles with 429 (or 503) and Retry-After; its 403 is ErrorAccessDenied, a grant that does not cover the call" },
+    '429 with Retry-After': async () => {
+      const { id } = await syncedGraph();
+      for (const status of [429, 503]) {
+        graph.failNext(/calendarView\/delta/, status, { retryAfter: '1' });
+        const from = graph.requests.length;
+        const job = await syncNow(id);
+        expect(await job.getState()).toBe('completed');
+        expect(job.attemptsMade).toBe(1);
+        const [limited, retried] = graph.requests.slice(from);
+        expect((retried?.at ?? 0) - (limited?.at ?? 0)).toBeGreaterThanOrEqual(950);
+        expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+        expect(await scheduled(id)).toBe(true);
+      }
+    },
+    '5xx and timeouts with backoff': async () => {
+      const { id } = await syncedGraph();
+      const before = await calendarIds(id);
+      graph.failNext(/calendarView\/delta/, 502, { times: 2 });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(3);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+      expect(await calendarIds(id)).toEqual(before);
+    },
+    'cursor expired → one full resync': async () => {
+      const { id, eventIds } = await syncedGraph();
+      graph.store.expireDeltaTokens();
+      graph.store.remove('event', eventIds[1] ?? '');
+      const from = graph.requests.length;
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'full', removed: 1 });
+      const calls = graph.requests.slice(from);
+      expect(calls.map((call) => call.query.has('startDateTime'))).toEqual([false, true]);
+      const ids = await calendarIds(id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect([...ids].sort()).toEqual((graph.store.live('event') as Array<{ id: string }>).map((event) => event.id).sort());
+    },
+  },
+};
+
+const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT];
 
 it('every provider runs the contract', () => {
   expect(SUBJECTS.map((subject) => subject.provider).sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());

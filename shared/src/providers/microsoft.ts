@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import type { Sector } from '../sectors/index.ts';
+import type { ProviderDescriptor } from './provider-types.ts';
+
+/** Exactly the scopes spec 2.5 names for the Microsoft-style provider, asked for in one sign-in. */
+export const MICROSOFT_SCOPES = ['Mail.Read', 'Calendars.Read', 'Contacts.Read', 'offline_access'] as const;
+
+/** Which granted scope covers which sector; `offline_access` covers none (it only brings a refresh token). */
+const SCOPE_SECTORS: ReadonlyArray<readonly [scope: string, sector: Sector]> = [
+  ['mail.read', 'mail'],
+  ['calendars.read', 'calendar'],
+  ['contacts.read', 'contacts'],
+];
+
+/**
+ * The sectors a granted scope list covers. The token answer's `scope` names the scopes as granted: short
+ * names, possibly prefixed with the Graph resource (reference §6.1, "strip that prefix"), compared
+ * without case as the identity platform does; `offline_access` is never echoed and is not needed here.
+ */
+export function microsoftSectorsOf(granted: readonly string[]): Sector[] {
+  const names = new Set(granted.map((scope) => scope.replace(/^https:\/\/graph\.microsoft\.com\//i, '').toLowerCase()));
+  return SCOPE_SECTORS.filter(([scope]) => names.has(scope)).map(([, sector]) => sector);
+}
+
+const baseUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http:// or https:// address' })
+  .transform((value) => value.replace(/\/+$/, ''));
+
+/**
+ * Where the Microsoft identity platform and Graph answer (design 4.1): the real hosts by default; tests
+ * and the demo point them at the Graph double.
+ */
+export const microsoftEndpointsConfig = z.object({
+  /** Identity platform base (authorize and token live under `/oauth2/v2.0/`); default the `common` tenant. */
+  MICROSOFT_LOGIN_BASE_URL: baseUrl.default('https://login.microsoftonline.com/common'),
+  /** Graph API base; default `https://graph.microsoft.com/v1.0`. */
+  MICROSOFT_GRAPH_BASE_URL: baseUrl.default('https://graph.microsoft.com/v1.0'),
+});
+export type MicrosoftEndpoints = z.output<typeof microsoftEndpointsConfig>;
+
+/** Microsoft mail, calendar and contacts through one sign-in at the identity platform (reference §6). */
+export function microsoftProvider(endpoints: MicrosoftEndpoints): ProviderDescriptor {
+  return {
+    kind: 'microsoft',
+    displayName: 'Microsoft (Outlook mail, calendar, contacts)',
+    sectors: ['mail', 'calendar', 'contacts'],
+    objects: ['mail.message', 'calendar.event', 'contacts.contact'],
+    signIn: 'oauth',
+    defaultSyncIntervalMinutes: 15,
+    apiBaseUrl: endpoints.MICROSOFT_GRAPH_BASE_URL,
+    oauth: {
+      authorizeUrl: `${endpoints.MICROSOFT_LOGIN_BASE_URL}/oauth2/v2.0/authorize`,
+      tokenUrl: `${endpoints.MICROSOFT_LOGIN_BASE_URL}/oauth2/v2.0/token`,
+      scopes: MICROSOFT_SCOPES,
+      pkce: true,
+      // The v2 token endpoint takes the scopes again on a refresh, and may answer with fewer.
+      scopeOnRefresh: true,
+      sectorsOf: microsoftSectorsOf,
+      account: { url: `${endpoints.MICROSOFT_GRAPH_BASE_URL}/me`, field: 'id' },
+    },
+  };
+}
+
+export const MICROSOFT: ProviderDescriptor = microsoftProvider(microsoftEndpointsConfig.parse({}));
