@@ -14,6 +14,7 @@ import type { Connector } from '../../services/sync-worker/src/connectors/connec
 import { healthAutoExportConnector } from '../../services/sync-worker/src/connectors/health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from '../../services/sync-worker/src/connectors/home-assistant/home-assistant-connector.ts';
 import { SourceUnavailableError } from '../../services/sync-worker/src/connectors/kit/source-errors.ts';
+import { simplefinConnector } from '../../services/sync-worker/src/connectors/simplefin/simplefin-connector.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
 import type { OAuthCredentials } from '../../services/sync-worker/src/sign-ins/oauth-client.ts';
 import { createTokenRefresher } from '../../services/sync-worker/src/sign-ins/token-refresh.ts';
@@ -104,7 +105,7 @@ beforeAll(async () => {
   registerExtraProvider(provider);
   const env = testEnv.env({ CREDENTIALS_KEY: key.toString('base64'), REST_PORT: '0', SOURCE_TIMEOUT_MS: '2000', SYNC_BACKOFF_MS: '100' });
   worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, env), workerLog.log, {
-    connectors: [homeAssistantConnector, healthAutoExportConnector, testConnector(provider)],
+    connectors: [homeAssistantConnector, healthAutoExportConnector, simplefinConnector, testConnector(provider)],
   });
   consoleService = await startConsole(loadConfig(consoleConfigSchema, env), consoleLog.log, { audit: { record: (event) => void audit.push(event) } });
   const saved = await fetch(`${consoleService.address}/api/connect/test-oauth/app`, {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ConnectionViewSchema } from '../connections/connections-types.ts';
 import type { SignInService } from '../sign-ins/sign-in-service.ts';
 import { readCookie, SIGN_IN_STATE_TTL_S, signInCookieName } from '../sign-ins/sign-in-state.ts';
-import { CallbackQuerySchema, ProviderAppBodySchema, SignInProviderSchema, StartQuerySchema } from '../sign-ins/sign-in-types.ts';
+import { CallbackQuerySchema, ClaimBodySchema, ProviderAppBodySchema, SignInProviderSchema, StartQuerySchema } from '../sign-ins/sign-in-types.ts';
 
 const Params = z.object({ provider: z.string().min(1).max(100).regex(/^[a-z0-9-]+$/, { error: 'must be a provider kind' }) });
 
@@ -24,6 +24,26 @@ export function registerConnectRoutes(app: FastifyInstance, signIns: SignInServi
     await signIns.saveApp(request.params.provider, request.body, request.id);
     return reply.code(204).send();
   });
+
+  routes.post(
+    '/api/connect/:provider/claim',
+    {
+      schema: {
+        params: Params,
+        body: ClaimBodySchema,
+        response: {
+          200: z.discriminatedUnion('status', [
+            z.object({ status: z.literal('confirm'), claimHost: z.string(), https: z.boolean() }),
+            z.object({ status: z.literal('signed_in'), signInId: z.string(), claimHost: z.string(), connections: z.array(ConnectionViewSchema) }),
+          ]),
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return signIns.claim(request.params.provider, request.body, request.id);
+    },
+  );
 
   routes.get('/api/connect/:provider/start', { schema: { params: Params, querystring: StartQuerySchema } }, async (request, reply) => {
     const { provider } = request.params;
