@@ -161,4 +161,10 @@ describe('the bank-link bridge', () => {
     });
     expect((await rowsOf('finance.account')).length).toBe(1);
   });
+
+  it('shows each finance connection\'s health and reason in the finance objects\' get_schema notes', async () => {
+    const schema = (await (await fetch(`${consoleService.address}/api/operator/schema?sector=finance`)).json()) as { objects: Array<{ name: string; notes: string[] }> };
+    const notes = schema.objects.find((object) => object.name === 'finance.transaction')?.notes ?? [];
+    expect(notes).toContain(`Finance connection ${connectionId} (simplefin): health needs_sign_in (${BRIDGE_PAYMENT_REQUIRED}; sign in again).`);
+  });
 });
