@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_REDIS_URL } from '@pcg/shared/config';
-import { dayStart, haePayloadV1, haePayloadV2, sendHealthPush, startHomeAssistantDouble } from '@pcg/testkit/doubles';
+import { dayStart, haePayloadV1, haePayloadV2, sendHealthPush, startHomeAssistantDouble, startSimplefinDouble } from '@pcg/testkit/doubles';
 import { createLogger } from '@pcg/shared/logger';
 import { createLiveRequester } from '@pcg/shared/queues';
 import { consoleClient, type DemoConnection } from './demo/demo-console.ts';
@@ -85,6 +85,17 @@ async function main(): Promise<void> {
   });
   say(`synced: the hub's entities are in the cache, and ${synced.actionCount} actions are listed (home.<domain>.<service>)`);
 
+  // The bank-link bridge: a setup token is claimed once, after its claim host is shown. The sync-worker
+  // accepts this local (http, loopback) bridge only with SIMPLEFIN_ALLOW_LOOPBACK=true in its environment.
+  const bridge = await startSimplefinDouble();
+  const setupToken = bridge.issueSetupToken();
+  const claimAt = `${consoleBase}/api/connect/simplefin/claim`;
+  const claimBody = (body: Record<string, unknown>) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const shown = (await (await fetch(claimAt, claimBody({ setupToken }))).json()) as { claimHost?: string };
+  say(`demo bank-link bridge on ${bridge.url}; its setup token claims at ${shown.claimHost ?? '?'}`);
+  const claimed = (await (await fetch(claimAt, claimBody({ setupToken, confirmHost: shown.claimHost, displayName: 'Demo bridge' }))).json()) as { status?: string; error?: string };
+  say(claimed.status === 'signed_in' ? 'claimed the setup token once: every bank at the bridge is one finance connection' : `the bridge claim was refused: ${claimed.error ?? 'unknown'} (set SIMPLEFIN_ALLOW_LOOPBACK=true for the local bridge)`);
+
   const redisUrl = await findRedis();
   const live = await createLiveRequester({ REDIS_URL: redisUrl, REDIS_PREFIX: process.env.REDIS_PREFIX ?? 'pcg:' }, createLogger({ name: 'demo', level: 'warn' }));
   try {
@@ -128,6 +139,7 @@ async function main(): Promise<void> {
     await api.act(phone.connection.id, 'pause').catch(() => undefined);
     await hub.close();
     await microsoft?.close();
+    await bridge.close();
     say('paused the demo connections; run npm run demo again to resume them, or npm run demo -- --remove to delete them');
     process.exit(0);
   };

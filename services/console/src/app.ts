@@ -55,7 +55,7 @@ export type ConsoleAppDeps = {
    * The sync producer and credentials key behind the connection, sign-in and push-ingest routes; without
    * them those routes are absent. `signIns` awaits code exchanges on the sync-worker.
    */
-  sources?: { sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>; credentialsKey: Buffer; signIns?: Pick<SignInRequester, 'exchange'> };
+  sources?: { sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>; credentialsKey: Buffer; signIns?: Pick<SignInRequester, 'exchange' | 'claim'> };
   /** This process's counters, served with the other processes' on `/metrics`; default a new set. */
   metrics?: Metrics;
 };

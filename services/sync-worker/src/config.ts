@@ -29,6 +29,11 @@ export const syncWorkerConfigSchema = logConfig.extend({
    * besides every reconnect to Redis; default 60000.
    */
   SCHEDULE_RECONCILE_MS: ms(60_000, 100),
+  /**
+   * Lets bank-link bridge addresses (setup-token claims, access URLs) use a loopback host over http: for
+   * the local test bridge of the tests and the demo only; default false (https to a real host only).
+   */
+  SIMPLEFIN_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   /** On shutdown, how long jobs in hand may finish before they are put back in the queue; default 20000. */
   SHUTDOWN_GRACE_MS: ms(20_000, 0),
 });

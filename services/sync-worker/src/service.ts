@@ -11,6 +11,7 @@ import type { SyncWorkerConfig } from './config.ts';
 import type { Connector, RefreshCredentials } from './connectors/connector-types.ts';
 import { createConnectorRegistry } from './connectors/registry.ts';
 import { createOAuthExchangeRunner } from './sign-ins/oauth-exchange.ts';
+import { createTokenClaimRunner } from './sign-ins/token-claim.ts';
 import { refreshThroughSignIns } from './sign-ins/refresh-credentials.ts';
 import { createTokenRefresher } from './sign-ins/token-refresh.ts';
 import { createLiveRunner } from './live/live-runner.ts';
@@ -69,6 +70,14 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
         'signin',
         {
           oauth_exchange: createOAuthExchangeRunner({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS }) as JobHandler,
+          token_claim: createTokenClaimRunner({
+            db: infra.db,
+            credentialsKey,
+            sync: producer,
+            log,
+            requestTimeoutMs: config.SOURCE_TIMEOUT_MS,
+            allowLoopback: config.SIMPLEFIN_ALLOW_LOOPBACK,
+          }) as JobHandler,
         },
         { ...workerOptions, concurrency: 2 },
       ),

@@ -77,3 +77,35 @@ export async function insertGraphConnection(db: DatabasePool, graph: { env: { MI
   });
   return id;
 }
+
+/** Claims a setup token at a bridge double and stores the access URL as the claim job does: sealed on a sign-in with one finance connection. */
+export async function insertBridgeConnection(db: DatabasePool, setupToken: string): Promise<string> {
+  const claimUrl = Buffer.from(setupToken, 'base64').toString('utf8');
+  const answer = await fetch(claimUrl, { method: 'POST' });
+  if (answer.status !== 200) throw new Error(`the bridge double refused the claim (${answer.status})`);
+  const accessUrl = (await answer.text()).trim();
+  const id = randomUUID();
+  const signInId = randomUUID();
+  await db.transaction(async (tx) => {
+    await createSignInQueries(tx).insert({ id: signInId, provider: 'simplefin', sealed: sealCredentials(TEST_KEY, { accessUrl }, signInId), grantedScopes: [], accountId: null });
+    await createConnectionQueries(tx).insert({ id, provider: 'simplefin', sector: 'finance', displayName: 'Test bridge', signInId, ingestSecretHash: null, syncIntervalMinutes: 360 });
+  });
+  return id;
+}
+
+/** Pretends the bridge was last asked two hours ago, so the next sync may ask again (it keeps an hour between requests). */
+export async function bridgeAskedLongAgo(db: DatabasePool, id: string): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE connections SET sync_cursor = jsonb_build_object('requestedAt', (extract(epoch FROM now()) * 1000)::bigint - 7200000) WHERE id = ${id}::uuid`);
+}
+
+const TransactionRowSchema = z.object({ id: z.string(), source_id: z.string(), account_id: z.string().nullable(), amount: z.string(), posted_on: z.string().nullable(), pending: z.boolean() });
+
+export function transactionRows(db: DatabasePool, connectionId: string) {
+  return db.any(sql.type(TransactionRowSchema)`
+    SELECT id, source_id, account_id, amount::text AS amount, posted_on::text AS posted_on, pending FROM finance_transactions WHERE connection_id = ${connectionId}::uuid ORDER BY source_id`);
+}
+
+export function accountSourceIds(db: DatabasePool, connectionId: string) {
+  return db.anyFirst(sql.type(z.object({ source_id: z.string() }))`SELECT source_id FROM finance_accounts WHERE connection_id = ${connectionId}::uuid ORDER BY source_id`);
+}

@@ -115,13 +115,16 @@ export function createConnectionQueries(db: CommonQueryMethods) {
     async recordPush(id: string): Promise<void> {
       await db.query(sql.unsafe`UPDATE connections c SET last_synced_at = now(), last_error = NULL, updated_at = now() WHERE c.id = ${id}::uuid AND ${MINE}`);
     },
-    /** A whole sync succeeded: keep its cursor (and catalogue), clear the error; a paused connection stays paused. */
-    async recordSuccess(id: string, cursor: unknown, actions: readonly unknown[] | undefined): Promise<void> {
+    /**
+     * A whole sync succeeded: keep its cursor (and catalogue), clear the error — or keep the source's
+     * own `notice` (a bank that did not answer) as the error its health shows; a paused connection stays paused.
+     */
+    async recordSuccess(id: string, cursor: unknown, actions: readonly unknown[] | undefined, notice?: string): Promise<void> {
       await db.query(sql.unsafe`
         UPDATE connections c
         SET sync_cursor = ${sql.jsonb(cursor as Json)},
             actions = COALESCE(${actions === undefined ? null : sql.jsonb(actions as Json)}::jsonb, actions),
-            last_synced_at = now(), last_error = NULL,
+            last_synced_at = now(), last_error = ${notice ?? null},
             status = CASE WHEN status = 'error' THEN 'active' ELSE status END,
             updated_at = now()
         WHERE c.id = ${id}::uuid AND ${MINE}`);

@@ -51,4 +51,10 @@ export type ProviderDescriptor = {
   apiBaseUrl?: string;
   /** For `oauth` providers. */
   oauth?: OAuthSpec;
+  /**
+   * For a `token` provider whose pasted token is a one-time setup token (the bank-link bridge): the
+   * sync-worker claims it once at the address it decodes to, and seals what the claim returns; the
+   * Console never seals the pasted token itself.
+   */
+  claim?: { decode(token: string): URL | undefined };
 };

@@ -59,6 +59,21 @@ export const OAuthExchangeJobSchema = z.object({
 });
 export type OAuthExchangeJob = z.infer<typeof OAuthExchangeJobSchema>;
 
+/**
+ * The claim of a one-time setup token (the bank-link bridge, design 7.1): the sync-worker decodes the
+ * claim address, claims it once, seals what it returns, and creates the connection before it answers.
+ * `confirmHost` is the claim host the operator was shown; the claim runs only when it matches.
+ */
+export const TokenClaimJobSchema = z.object({
+  provider: z.string().min(1),
+  setupToken: z.string().min(1).max(2048),
+  confirmHost: z.string().min(1).max(255),
+  displayName: z.string().min(1).max(200).optional(),
+  syncIntervalMinutes: z.number().int().positive().optional(),
+  deadline,
+});
+export type TokenClaimJob = z.infer<typeof TokenClaimJobSchema>;
+
 /** How a sign-in ended; `message` is safe to show the operator (never a token or a provider's raw body). */
 export const SignInJobResultSchema = z.discriminatedUnion('status', [
   z.object({
@@ -73,7 +88,8 @@ export const SignInJobResultSchema = z.discriminatedUnion('status', [
   }),
   z.object({
     status: z.literal('refused'),
-    reason: z.enum(['no_sectors', 'other_account', 'provider_refused', 'unreachable', 'not_configured']),
+    /** `token_refused`: the bridge refused the setup token (unknown, or claimed already); `already_claimed`: this gateway claimed it before. */
+    reason: z.enum(['no_sectors', 'other_account', 'provider_refused', 'unreachable', 'not_configured', 'token_refused', 'already_claimed', 'address_refused']),
     message: z.string(),
   }),
 ]);
@@ -106,8 +122,8 @@ export const QUEUES = {
   },
   signin: {
     name: 'signin',
-    jobs: { oauth_exchange: OAuthExchangeJobSchema },
-    // Never retried (a code works once). The payload holds a one-time code: finished jobs go after a
+    jobs: { oauth_exchange: OAuthExchangeJobSchema, token_claim: TokenClaimJobSchema },
+    // Never retried (a code or a setup token works once). The payload holds a one-time code: finished jobs go after a
     // minute, long enough for the awaiting Console to read the answer.
     defaultJobOptions: {
       attempts: 1,

@@ -34,6 +34,19 @@ export type ReadServiceDeps = {
   timeZone?: () => Promise<PersonTimeZone>;
 };
 
+/**
+ * Spec 2.1: each finance connection's health, its reason, and the date that bank's consent expires when
+ * the provider reports one, as notes of the finance objects (so an agent reading the schema sees them).
+ */
+function financeConnectionNotes(rows: ReadonlyArray<Parameters<typeof connectionHealth>[0] & { id: string; provider: string; consent_expires_at: string | null }>, at: Date): string[] {
+  return rows.map((row) => {
+    const health = connectionHealth(row, at);
+    const reason = health !== 'ok' && row.last_error ? ` (${row.last_error})` : '';
+    const consent = row.consent_expires_at ? `; the bank's consent expires ${row.consent_expires_at.slice(0, 10)}` : '';
+    return `Finance connection ${row.id} (${row.provider}): health ${health}${reason}${consent}.`;
+  });
+}
+
 /** The answer to a query whose input is missing or not a JSON object (a bare `null`, a list, a string). */
 export const QUERY_BODY_EXPECTED = 'query: send a JSON object naming the object to read, e.g. {"object": "finance.transaction", "limit": 10}';
 
@@ -82,7 +95,11 @@ export function createReadService(deps: ReadServiceDeps) {
             data_age_seconds: age,
             health: connectionHealth(row, at),
           };
-          if (row.sector === 'finance') summary.consent_expires_at = row.consent_expires_at;
+          if (row.sector === 'finance') {
+            // Spec 2.1: a finance connection's health is served with the data, with its reason and the consent expiry.
+            summary.consent_expires_at = row.consent_expires_at;
+            summary.health_reason = row.last_error;
+          }
           return summary;
         });
         const { zone, source } = await personZone();
@@ -101,6 +118,7 @@ export function createReadService(deps: ReadServiceDeps) {
         // Objects of ungranted sectors are absent, not refused (spec 4.2).
         const granted = grantedSectors(caller);
         const listed = CATALOGUE.filter((object) => granted.includes(object.sector) && (sector === null || object.sector === sector));
+        const financeNotes = listed.some((object) => object.sector === 'finance') ? financeConnectionNotes(await connectionsInSectors(deps.db, ['finance']), now()) : [];
         const objects = await Promise.all(
           listed.map(async (object) => {
             const known = await knownValues(deps.db, object);
@@ -118,7 +136,7 @@ export function createReadService(deps: ReadServiceDeps) {
                 sortable,
                 ...(known[fieldName] ? { known_values: known[fieldName].values, ...(known[fieldName].capped ? { known_values_capped: true } : {}) } : {}),
               })),
-              notes,
+              notes: objectSector === 'finance' ? [...notes, ...financeNotes] : notes,
               fieldDocs,
               ...(spans ? { spans } : {}),
             };

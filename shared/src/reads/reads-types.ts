@@ -39,6 +39,8 @@ export const ConnectionSummarySchema = z.object({
   data_age_seconds: z.number().nullable(),
   health: z.string(),
   consent_expires_at: z.string().nullable().optional(),
+  /** Finance only: why the health is not ok (the source's reason, a bank that did not answer), or null. */
+  health_reason: z.string().nullable().optional(),
 });
 export type ConnectionSummary = z.infer<typeof ConnectionSummarySchema>;
 

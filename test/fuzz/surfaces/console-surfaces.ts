@@ -105,6 +105,19 @@ export function adminSurface(): Surface {
           fc.tuple(id, fc.constantFrom('sync', 'pause', 'resume', 'rotate-secret')).map(([which, act]) => ({ method: 'POST', path: `/api/connections/${which}/${act}` })),
           id.map((which) => ({ method: 'DELETE', path: `/api/connections/${which}` })),
           fc.constant({ method: 'GET', path: '/api/connections' }),
+          fc
+            .oneof(
+              fc.record(
+                {
+                  setupToken: fc.oneof(plausible([Buffer.from('https://127.0.0.1:9/simplefin/claim/x').toString('base64'), Buffer.from('http://bridge.example/claim/x').toString('base64'), 'not-a-token']), hostileText),
+                  confirmHost: plausible(['127.0.0.1:9', 'bridge.example']),
+                  syncIntervalMinutes: hostileNumber,
+                },
+                { requiredKeys: [] },
+              ),
+              hostileJson,
+            )
+            .map((body) => ({ method: 'POST', path: '/api/connect/simplefin/claim', body })),
           fc.oneof(fc.record({ publicOrigin: plausible(['https://pcg.example.com', 'http://127.0.0.1:1', null, 'https://a.example/path', 'ftp://x']), timeZone: plausible(['Europe/Berlin', 'utc', null, '+02:00', 'Mars/Olympus', 'EST']), serviceName: hostileText }, { requiredKeys: [] }), hostileJson).map((body) => ({ method: 'PUT', path: '/api/settings', body })),
           fc.constant({ method: 'GET', path: '/api/settings' }),
           fc.tuple(pathSegment, queryBody).map(([sector, body]) => ({ method: 'POST', path: `/api/data/${sector}`, body })),

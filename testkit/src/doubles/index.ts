@@ -5,3 +5,4 @@ export * from './microsoft-graph/graph-double.ts';
 export * from './microsoft-graph/graph-identity.ts';
 export * from './microsoft-graph/graph-store.ts';
 export * from './microsoft-graph/graph-demo.ts';
+export * from './simplefin/simplefin-double.ts';

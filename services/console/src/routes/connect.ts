@@ -7,7 +7,7 @@ import { ConnectionViewSchema } from '../connections/connections-types.ts';
 import { callbackPathOf } from '../providers/provider-views.ts';
 import type { SignInService } from '../sign-ins/sign-in-service.ts';
 import { readCookie, SIGN_IN_STATE_TTL_S, signInCookieName } from '../sign-ins/sign-in-state.ts';
-import { CallbackQuerySchema, ProviderAppBodySchema, StartQuerySchema } from '../sign-ins/sign-in-types.ts';
+import { CallbackQuerySchema, ClaimBodySchema, ProviderAppBodySchema, StartQuerySchema } from '../sign-ins/sign-in-types.ts';
 import { prefersHtml } from '../web/accepts-html.ts';
 import { signInResultPage, type SignInResultView } from '../web/sign-in-result-page.ts';
 
@@ -52,6 +52,26 @@ export function registerConnectRoutes(app: FastifyInstance, signIns: SignInServi
     await signIns.saveApp(request.params.provider, request.body, request.id);
     return reply.code(204).send();
   });
+
+  routes.post(
+    '/api/connect/:provider/claim',
+    {
+      schema: {
+        params: Params,
+        body: ClaimBodySchema,
+        response: {
+          200: z.discriminatedUnion('status', [
+            z.object({ status: z.literal('confirm'), claimHost: z.string(), https: z.boolean() }),
+            z.object({ status: z.literal('signed_in'), signInId: z.string(), claimHost: z.string(), connections: z.array(ConnectionViewSchema) }),
+          ]),
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return signIns.claim(request.params.provider, request.body, request.id);
+    },
+  );
 
   routes.get('/api/connect/:provider/start', { schema: { params: Params, querystring: StartQuerySchema } }, async (request, reply) => {
     const { provider } = request.params;

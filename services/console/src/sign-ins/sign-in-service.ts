@@ -3,12 +3,13 @@ import { openCredentials, sealCredentials } from '@pcg/shared/crypto';
 import type { DatabasePool } from '@pcg/shared/db';
 import { ConflictError, HttpError, ValidationError } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
-import { findProvider, listProviders, type ProviderDescriptor } from '@pcg/shared/providers';
+import { findProvider, listProviders, SETUP_TOKEN_UNREADABLE, type ProviderDescriptor } from '@pcg/shared/providers';
 import type { SignInJobResult, SignInRequester } from '@pcg/shared/queues';
 import { createSignInQueries, providerAppContext, ProviderAppSchema, type ProviderApp } from '@pcg/shared/sign-ins';
 import type { ConnectionView } from '../connections/connections-types.ts';
 import { callbackPathOf } from '../providers/provider-views.ts';
 import { createSignInStates, pkcePair } from './sign-in-state.ts';
+import type { ClaimBody } from './sign-in-types.ts';
 
 /** A callback whose state was not started in this browser, was already used, or is stale. */
 export const SIGN_IN_STATE_REFUSED = 'this sign-in was not started in this browser, was already used, or has expired; start the sign-in again';
@@ -26,12 +27,15 @@ const REFUSAL_STATUS: Record<Extract<SignInJobResult, { status: 'refused' }>['re
   provider_refused: 400,
   unreachable: 502,
   not_configured: 409,
+  token_refused: 403,
+  already_claimed: 409,
+  address_refused: 422,
 };
 
 export type SignInServiceDeps = {
   db: DatabasePool;
   redis: Parameters<typeof createSignInStates>[0];
-  requester?: Pick<SignInRequester, 'exchange'>;
+  requester?: Pick<SignInRequester, 'exchange' | 'claim'>;
   credentialsKey: Buffer;
   connectionViews(ids: readonly string[]): Promise<ConnectionView[]>;
   audit: AuditRecorder;
@@ -100,6 +104,37 @@ export function createSignInService(deps: SignInServiceDeps) {
       };
       for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
       return { location: url.toString(), nonce };
+    },
+
+    /**
+     * A one-time setup token (the bank-link bridge). Without `confirmHost` nothing is sent anywhere: the
+     * answer shows the host the token would be claimed at. With it, and only when it is that host, the
+     * sync-worker claims the token once and creates the connection. Leaves a `sign_in` row when a claim
+     * was asked for; its args never carry the token.
+     */
+    async claim(kind: string, body: ClaimBody, requestId?: string) {
+      const provider = findProvider(kind);
+      if (!provider) throw new ValidationError(`unknown provider '${kind}'; providers: ${listProviders().map((p) => p.kind).join(', ')}`);
+      if (!provider.claim) throw new ConflictError(`${provider.displayName} takes no setup token`);
+      const claimUrl = provider.claim.decode(body.setupToken);
+      if (!claimUrl) throw new ValidationError(SETUP_TOKEN_UNREADABLE);
+      const claimHost = claimUrl.host;
+      if (body.confirmHost === undefined) return { status: 'confirm' as const, claimHost, https: claimUrl.protocol === 'https:' };
+      if (body.confirmHost !== claimHost) throw new ConflictError(`this setup token claims at ${claimHost}; confirm that host to claim it`);
+      if (!deps.requester) throw new SignInRefusedError(503, 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
+      const result = await deps.requester.claim({
+        provider: provider.kind,
+        setupToken: body.setupToken,
+        confirmHost: claimHost,
+        ...(body.displayName ? { displayName: body.displayName } : {}),
+        ...(body.syncIntervalMinutes ? { syncIntervalMinutes: body.syncIntervalMinutes } : {}),
+      });
+      if (result.status === 'refused') {
+        record(kind, 'error', { claimHost, refused: result.reason }, requestId);
+        throw new SignInRefusedError(REFUSAL_STATUS[result.reason], result.reason, result.message);
+      }
+      record(kind, 'ok', { claimHost, signInId: result.signInId, grantedSectors: result.grantedSectors }, requestId);
+      return { status: 'signed_in' as const, signInId: result.signInId, claimHost, connections: await deps.connectionViews(result.connectionIds) };
     },
 
     /**

@@ -14,3 +14,13 @@ export const CallbackQuerySchema = z.object({
 });
 
 export const StartQuerySchema = z.object({ signInId: z.uuid().optional() });
+
+/** The body of `POST /api/connect/:provider/claim`: a one-time setup token and, once shown, the claim host it decodes to. */
+export const ClaimBodySchema = z.object({
+  setupToken: pgText(z.string().trim().min(8).max(2048)),
+  /** The host the first answer showed; the claim runs only when it is sent back unchanged. */
+  confirmHost: pgText(z.string().trim().min(1).max(255)).optional(),
+  displayName: pgText(z.string().trim().min(1).max(200)).optional(),
+  syncIntervalMinutes: z.number().int().min(60).max(7 * 24 * 60).optional(),
+});
+export type ClaimBody = z.infer<typeof ClaimBodySchema>;

@@ -18,8 +18,13 @@ export type ConnectionInfo = {
  */
 export type CacheWriter = {
   upsert(object: string, records: readonly unknown[]): Promise<number>;
-  /** Source ids this connection holds for an object (to find what vanished at the source). */
-  sourceIds(object: string): Promise<string[]>;
+  /**
+   * Source ids this connection holds for an object (to find what vanished at the source); with `since`,
+   * only rows whose date or time field is null or at or after `from` (what a windowed source re-sent).
+   */
+  sourceIds(object: string, since?: { field: string; from: string }): Promise<string[]>;
+  /** The gateway ids of this connection's records, by source id (a transaction names its account's gateway id). */
+  idsOf(object: string, sourceIds: readonly string[]): Promise<Map<string, string>>;
   remove(object: string, sourceIds: readonly string[]): Promise<number>;
 };
 
@@ -66,6 +71,14 @@ export type SyncOutcome = {
   cursor: unknown;
   /** The source's action catalogue, when this sync read it (stored on the connection for list_actions). */
   actions?: ActionDef[];
+  /**
+   * What the source reported going wrong although the sync itself succeeded (a bank at the bridge that
+   * did not answer): kept as the connection's last error, so its health shows it. Written by the gateway
+   * or escaped, never raw HTML from a source.
+   */
+  notice?: string;
+  /** The connector chose not to ask the source this time (a quota it must keep), and says why; nothing is recorded as synced. */
+  notRun?: string;
 };
 
 export type LiveFetchInput = {

@@ -3,9 +3,10 @@ import type { Connector } from './connector-types.ts';
 import { healthAutoExportConnector } from './health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from './home-assistant/home-assistant-connector.ts';
 import { microsoftConnector } from './microsoft/microsoft-connector.ts';
+import { simplefinConnector } from './simplefin/simplefin-connector.ts';
 
 /** Every provider kind's connector; tests add a connector for a provider of their own to this list. */
-export const CONNECTORS: readonly Connector[] = [homeAssistantConnector, healthAutoExportConnector, microsoftConnector];
+export const CONNECTORS: readonly Connector[] = [homeAssistantConnector, healthAutoExportConnector, microsoftConnector, simplefinConnector];
 
 export type ConnectorRegistry = {
   get(provider: string): Connector | undefined;

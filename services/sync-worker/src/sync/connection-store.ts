@@ -11,6 +11,13 @@ import { assertCatalogueFields } from '../connectors/kit/strict-records.ts';
 /** A connection as the worker runs it: the shared row plus its sealed credentials and what they are bound to. */
 export type ConnectionRow = SharedConnectionRow & { credentials: Buffer | null; credentials_context: string };
 
+/** A date or timestamp column of an object, named only through the catalogue. */
+function columnOf(object: string, field: string) {
+  const def = findObject(object)?.fields.find((candidate) => candidate.name === field && (candidate.type === 'date' || candidate.type === 'timestamp') && !candidate.computed);
+  if (!def) throw new Error(`'${field}' is not a date field of '${object}'`);
+  return sql.identifier([def.column ?? def.name]);
+}
+
 function tableOf(object: string) {
   const def = findObject(object);
   if (!def) throw new Error(`unknown object '${object}'`);
@@ -34,7 +41,7 @@ export function createConnectionStore(db: DatabasePool) {
     /** Runs `work` holding the connection's sync lock; undefined when another sync holds it. */
     withSyncLock: <T>(id: string, work: () => Promise<T>) => withConnectionSyncLock(db, id, work),
 
-    recordSuccess: (id: string, cursor: unknown, actions: readonly ActionDef[] | undefined) => connections.recordSuccess(id, cursor, actions),
+    recordSuccess: (id: string, cursor: unknown, actions: readonly ActionDef[] | undefined, notice?: string) => connections.recordSuccess(id, cursor, actions, notice),
     noteFailure: (id: string, message: string, exhausted: boolean) => connections.noteFailure(id, message, exhausted),
     /**
      * The source refused the credentials: the grant is gone, so every connection of its sign-in waits
@@ -63,11 +70,18 @@ export function createConnectionStore(db: DatabasePool) {
           counts.written += written;
           return written;
         },
-        async sourceIds(object) {
+        async sourceIds(object, since) {
+          const window = since ? sql.fragment`AND (${columnOf(object, since.field)} IS NULL OR ${columnOf(object, since.field)} >= ${since.from})` : sql.fragment``;
           return [
             ...(await db.anyFirst(sql.type(z.object({ source_id: z.string() }))`
-              SELECT source_id FROM ${tableOf(object)} WHERE connection_id = ${connection.id}::uuid ORDER BY source_id`)),
+              SELECT source_id FROM ${tableOf(object)} WHERE connection_id = ${connection.id}::uuid ${window} ORDER BY source_id`)),
           ];
+        },
+        async idsOf(object, sourceIds) {
+          if (sourceIds.length === 0) return new Map();
+          const rows = await db.any(sql.type(z.object({ id: z.string(), source_id: z.string() }))`
+            SELECT id, source_id FROM ${tableOf(object)} WHERE connection_id = ${connection.id}::uuid AND source_id = ANY(${sql.array([...sourceIds], 'text')})`);
+          return new Map(rows.map((row) => [row.source_id, row.id]));
         },
         async remove(object, sourceIds) {
           const removed = await deleteRecords(db, { object, connectionId: connection.id, sourceIds });

@@ -16,7 +16,8 @@ function trackingWriter(cache: CacheWriter) {
       seen.set(object, ids);
       return cache.upsert(object, records);
     },
-    sourceIds: (object) => cache.sourceIds(object),
+    sourceIds: (object, since) => cache.sourceIds(object, since),
+    idsOf: (object, sourceIds) => cache.idsOf(object, sourceIds),
     remove: (object, sourceIds) => cache.remove(object, sourceIds),
   };
   return { writer, seen };

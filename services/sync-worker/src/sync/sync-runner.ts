@@ -55,7 +55,11 @@ export function createSyncRunner(deps: SyncRunnerDeps) {
         const context = buildConnectorContext(deps, connection, { signal: controller.signal, requestTimeoutMs: deps.requestTimeoutMs, log });
         log.debug({ reason: data.reason }, 'sync started');
         const outcome = await withTokenRefresh(context, () => syncWithResync(context, sync, connector?.provider.objects ?? []));
-        await deps.store.recordSuccess(connection.id, outcome.cursor, outcome.actions);
+        if (outcome.notRun !== undefined) {
+          log.info({ reason: outcome.notRun }, 'sync not run');
+          return skipped(outcome.notRun);
+        }
+        await deps.store.recordSuccess(connection.id, outcome.cursor, outcome.actions, outcome.notice);
         log.info({ mode: outcome.mode, ...context.cache.counts }, 'sync finished');
         deps.onRun?.(connection.provider, 'synced');
         return { outcome: 'synced', mode: outcome.mode, ...context.cache.counts } satisfies SyncJobResult;

@@ -6,14 +6,14 @@ import { sql } from '@pcg/shared/db';
 import { PROVIDERS } from '@pcg/shared/providers';
 import { blockingConnection, openSyncProducer, type SyncJobResult } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
-import { startGraphDouble, startHomeAssistantDouble, type GraphDouble, type HomeAssistantDouble } from '@pcg/testkit/doubles';
+import { startGraphDouble, startHomeAssistantDouble, startSimplefinDouble, type GraphDouble, type HomeAssistantDouble, type SimplefinDouble } from '@pcg/testkit/doubles';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { syncWorkerConfigSchema } from '../../src/config.ts';
 import type { ConnectionInfo, TokenRefreshResult } from '../../src/connectors/connector-types.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../src/service.ts';
 import { refreshThroughSignIns } from '../../src/sign-ins/refresh-credentials.ts';
 import { createTokenRefresher } from '../../src/sign-ins/token-refresh.ts';
-import { connectionState, entityRows, insertGraphConnection, insertHubConnection, TEST_KEY, workerEnv } from '../helpers.ts';
+import { accountSourceIds, bridgeAskedLongAgo, connectionState, entityRows, insertBridgeConnection, insertGraphConnection, insertHubConnection, TEST_KEY, transactionRows, workerEnv } from '../helpers.ts';
 
 /**
  * The connector contract: one table of cases that every connector's double runs through. A connector
@@ -57,7 +57,7 @@ beforeAll(async () => {
     refreshes.push(connection.id);
     return connection.provider === 'microsoft' ? oauthRefresh(connection, current) : refusedRefresh;
   };
-  worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv(graph.env))), log, { refreshCredentials });
+  worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv({ ...graph.env, SIMPLEFIN_ALLOW_LOOPBACK: 'true' }))), log, { refreshCredentials });
   producer = await openSyncProducer(settings(), createCapturingLogger().log);
   queue = new Queue('sync', { connection: blockingConnection(settings(), 'contract'), prefix: bullmqPrefix(settings()) });
 });
@@ -287,7 +287,89 @@ const MICROSOFT: Subject = {
   },
 };
 
-const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT];
+/** A bridge double with a scheduled connection that has had its first (full) sync, and may be asked again at once. */
+async function syncedBridge(): Promise<{ bridge: SimplefinDouble; id: string }> {
+  const bridge = await startSimplefinDouble();
+  doubles.push(bridge);
+  const id = await insertBridgeConnection(testEnv.db, bridge.issueSetupToken());
+  await producer.schedule(id, 360);
+  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  await bridgeAskedLongAgo(testEnv.db, id);
+  return { bridge, id };
+}
+
+const SIMPLEFIN: Subject = {
+  provider: 'simplefin',
+  cases: {
+    'full sync': async () => {
+      const bridge = await startSimplefinDouble();
+      doubles.push(bridge);
+      const id = await insertBridgeConnection(testEnv.db, bridge.issueSetupToken());
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'full', written: 6, removed: 0 });
+      expect(await accountSourceIds(testEnv.db, id)).toEqual(['ACT-ally-sav', 'ACT-chase-chk']);
+      expect((await transactionRows(testEnv.db, id)).map((row) => row.source_id)).toEqual(['ACT-ally-sav:TRN-9', 'ACT-chase-chk:TRN-1', 'ACT-chase-chk:TRN-2', 'ACT-chase-chk:TRN-3']);
+    },
+    'incremental sync': async () => {
+      const { bridge, id } = await syncedBridge();
+      const now = Math.floor(Date.now() / 1000);
+      bridge.addTransaction('ACT-chase-chk', { id: 'TRN-4', posted: now - 3600, amount: '-8.00', description: 'PARKING' });
+      bridge.updateTransaction('ACT-chase-chk', 'TRN-1', { amount: '-55.20' });
+      const job = await syncNow(id);
+      expect(result(job)).toMatchObject({ outcome: 'synced', mode: 'incremental' });
+      const rows = await transactionRows(testEnv.db, id);
+      expect(rows.find((row) => row.source_id === 'ACT-chase-chk:TRN-4')?.amount).toBe('-8.00');
+      expect(rows.find((row) => row.source_id === 'ACT-chase-chk:TRN-1')?.amount).toBe('-55.20');
+      // The window reaches back over the last request (day-aligned), with pending rows.
+      const asked = bridge.accountRequests().at(-1);
+      expect(asked?.query.get('pending')).toBe('1');
+      expect(Number(asked?.query.get('start-date')) % 86_400).toBe(0);
+      expect(Number(asked?.query.get('start-date'))).toBeLessThan(now - 10 * 86_400);
+    },
+    'deletion at the source': async () => {
+      const { bridge, id } = await syncedBridge();
+      bridge.removeTransaction('ACT-chase-chk', 'TRN-1');
+      // The bridge signals no deletion: a row inside the window that is not sent again is gone.
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', removed: 1 });
+      expect((await transactionRows(testEnv.db, id)).map((row) => row.source_id)).not.toContain('ACT-chase-chk:TRN-1');
+    },
+    '401 → refresh → success': { doesNotApply: 'the bridge access URL carries fixed Basic credentials; there is no token to refresh' },
+    'refresh refused → needs sign-in': async () => {
+      const { bridge, id } = await syncedBridge();
+      const before = await transactionRows(testEnv.db, id);
+      bridge.revokeAccess();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('failed');
+      expect(job.attemptsMade).toBe(1);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'needs_sign_in', last_error: expect.stringContaining('HTTP 403') });
+      expect(await scheduled(id)).toBe(false);
+      expect(await transactionRows(testEnv.db, id)).toEqual(before);
+    },
+    '403 quota → rate limited and still scheduled': { doesNotApply: "the bridge's 403 means the access was revoked; its quota is kept by the connector (an hour between syncs)" },
+    '429 with Retry-After': async () => {
+      const { bridge, id } = await syncedBridge();
+      bridge.failNext(429, { retryAfter: '1' });
+      const from = bridge.accountRequests().length;
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(1);
+      const [limited, retried] = bridge.accountRequests().slice(from);
+      expect((retried?.at ?? 0) - (limited?.at ?? 0)).toBeGreaterThanOrEqual(950);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+      expect(await scheduled(id)).toBe(true);
+    },
+    '5xx and timeouts with backoff': async () => {
+      const { bridge, id } = await syncedBridge();
+      bridge.failNext(502, { times: 2 });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(3);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'cursor expired → one full resync': { doesNotApply: 'the bridge has no cursor; every sync asks for a date window' },
+  },
+};
+
+const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN];
 
 it('every provider runs the contract', () => {
   expect(SUBJECTS.map((subject) => subject.provider).sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());

@@ -1,0 +1,152 @@
+import { z } from 'zod';
+
+/**
+ * The bridge's Account Set (reference §2.3), read leniently: the bridge adds fields of its own (`extra`,
+ * `payee`, `memo`, v2's `conn_id`), which are ignored. Amounts and balances are numeric strings, times
+ * epoch seconds.
+ */
+const NumericString = z.string().max(64);
+const EpochSeconds = z.number().int().nonnegative();
+
+const TransactionSchema = z.object({
+  id: z.string().min(1).max(256),
+  posted: EpochSeconds,
+  amount: NumericString,
+  description: z.string().max(2000).default(''),
+  transacted_at: EpochSeconds.optional(),
+  pending: z.boolean().optional(),
+  payee: z.string().max(500).optional(),
+});
+
+const HoldingSchema = z.object({
+  id: z.string().min(1).max(256),
+  created: EpochSeconds.optional(),
+  currency: z.string().max(200).optional(),
+  cost_basis: NumericString.optional(),
+  description: z.string().max(500).optional(),
+  market_value: NumericString.optional(),
+  shares: z.union([z.number(), NumericString]).optional(),
+  symbol: z.string().max(50).optional(),
+});
+
+const AccountSchema = z.object({
+  org: z.object({ domain: z.string().max(255).optional(), name: z.string().max(255).optional(), url: z.string().max(2000).optional() }).default({}),
+  id: z.string().min(1).max(256),
+  name: z.string().max(500),
+  currency: z.string().max(2000),
+  balance: NumericString,
+  'available-balance': NumericString.optional(),
+  'balance-date': EpochSeconds,
+  transactions: z.array(TransactionSchema).default([]),
+  holdings: z.array(HoldingSchema).optional(),
+});
+
+const ErrItemSchema = z.object({ code: z.string().max(64).optional(), msg: z.string().max(2000).optional(), message: z.string().max(2000).optional() });
+
+export const AccountSetSchema = z.object({
+  errors: z.array(z.string().max(2000)).default([]),
+  errlist: z.array(ErrItemSchema).default([]),
+  accounts: z.array(AccountSchema),
+});
+export type AccountSet = z.infer<typeof AccountSetSchema>;
+export type BridgeAccount = AccountSet['accounts'][number];
+
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/** A numeric string as an exact decimal string (never through a float): a leading `+` dropped; undefined when it is not a number. */
+export function decimalOf(value: string | number | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  // `shares` arrives as a JSON number: its shortest form is the digits the bridge sent.
+  const text = (typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : value).trim().replace(/^\+/, '');
+  return DECIMAL.test(text) ? text : undefined;
+}
+
+/** Epoch seconds as the UTC calendar date; 0 (a pending row's `posted`) is no date. */
+export function dateOf(seconds: number | undefined): string | null {
+  if (!seconds) return null;
+  return new Date(seconds * 1000).toISOString().slice(0, 10);
+}
+
+const instantOf = (seconds: number): string => new Date(seconds * 1000).toISOString();
+
+/** HTML-escaped, as the protocol asks of the user-displayable `errors` (reference §2.3). */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+/** The bridge's error messages, escaped (v1 `errors`, v2 `errlist`). */
+export function bridgeErrors(set: AccountSet): string[] {
+  return [...set.errors, ...set.errlist.map((item) => item.msg ?? item.message ?? item.code ?? 'unknown error')].map(escapeHtml);
+}
+
+/** The last 4 digits in an account's name (spec 2.1's dedup key), when it shows them. */
+export function maskOf(name: string): string | null {
+  return /(\d{4})\D*$/.exec(name)?.[1] ?? null;
+}
+
+function domainOf(org: BridgeAccount['org']): string | null {
+  const raw = org.domain ?? (org.url ? safeHost(org.url) : undefined);
+  return raw ? raw.trim().toLowerCase().replace(/^www\./, '') : null;
+}
+
+function safeHost(url: string): string | undefined {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/** ISO 4217 codes only; a custom currency is a URL at the bridge, which the catalogue cannot hold as a code. */
+const currencyOf = (value: string | undefined): string | null => (value && /^[A-Z]{3}$/.test(value) ? value : null);
+
+/** Transaction and holding source ids are unique within their account only: prefixed with the account's (encoded) id. */
+export const childPrefix = (accountId: string) => `${encodeURIComponent(accountId)}:`;
+
+export function accountRecord(account: BridgeAccount) {
+  return {
+    source_id: account.id,
+    institution_name: account.org.name ?? domainOf(account.org),
+    institution_domain: domainOf(account.org),
+    name: account.name,
+    mask: maskOf(account.name),
+    currency: currencyOf(account.currency),
+    balance_current: decimalOf(account.balance) ?? null,
+    balance_available: decimalOf(account['available-balance']) ?? decimalOf(account.balance) ?? null,
+    balance_as_of: instantOf(account['balance-date']),
+  };
+}
+
+/**
+ * A bridge transaction. Its amount is positive when money enters the account (reference §2.3), which
+ * is already the gateway's convention (negative = money leaves), so the sign is kept as sent.
+ */
+export function transactionRecord(account: BridgeAccount, accountGatewayId: string | undefined, tx: BridgeAccount['transactions'][number]) {
+  const amount = decimalOf(tx.amount);
+  if (amount === undefined) return undefined;
+  return {
+    source_id: `${childPrefix(account.id)}${tx.id}`,
+    account_id: accountGatewayId ?? null,
+    posted_on: dateOf(tx.posted),
+    authorized_on: dateOf(tx.transacted_at),
+    amount,
+    currency: currencyOf(account.currency),
+    description: tx.description,
+    merchant_name: tx.payee ?? null,
+    pending: tx.pending === true || tx.posted === 0,
+  };
+}
+
+export function holdingRecord(account: BridgeAccount, accountGatewayId: string | undefined, holding: NonNullable<BridgeAccount['holdings']>[number]) {
+  return {
+    source_id: `${childPrefix(account.id)}${holding.id}`,
+    account_id: accountGatewayId ?? null,
+    security_name: holding.description ?? holding.symbol ?? null,
+    ticker: holding.symbol ?? null,
+    quantity: decimalOf(holding.shares) ?? null,
+    value: decimalOf(holding.market_value) ?? null,
+    cost_basis: decimalOf(holding.cost_basis) ?? null,
+    currency: currencyOf(holding.currency ?? account.currency),
+    as_of: instantOf(account['balance-date']),
+  };
+}

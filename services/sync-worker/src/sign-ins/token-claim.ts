@@ -1,0 +1,99 @@
+import { createHash } from 'node:crypto';
+import type { Job } from 'bullmq';
+import { sealCredentials } from '@pcg/shared/crypto';
+import { sql, type DatabasePool } from '@pcg/shared/db';
+import type { Logger } from '@pcg/shared/logger';
+import { bridgeAddressRefusal, findProvider } from '@pcg/shared/providers';
+import type { SignInJobResult, SyncProducer, TokenClaimJob } from '@pcg/shared/queues';
+import { applyGrant } from '@pcg/shared/sign-ins';
+import { z } from 'zod';
+
+export type TokenClaimDeps = {
+  db: DatabasePool;
+  credentialsKey: Buffer;
+  sync: Pick<SyncProducer, 'schedule'>;
+  log: Logger;
+  requestTimeoutMs: number;
+  /** A loopback bridge over http is accepted (the local test bridge); default false. */
+  allowLoopback: boolean;
+};
+
+type Refused = Extract<SignInJobResult, { status: 'refused' }>;
+const refused = (reason: Refused['reason'], message: string): Refused => ({ status: 'refused', reason, message });
+
+/** Reference §2.1: a 403 to a claim means the token is unknown or was claimed already — possibly by someone else. */
+export const SETUP_TOKEN_REFUSED =
+  'the bridge refused this setup token: it is unknown or has already been claimed. If you did not claim it yourself, someone else may have: treat it as a possible compromise, revoke its access at the bridge and create a new setup token';
+export const SETUP_TOKEN_USED =
+  'this setup token was claimed by this gateway before; a setup token works once, so it is never sent again: create a new one at the bridge';
+const CLAIM_UNANSWERED =
+  'the bridge did not answer the claim; the token may or may not have been used, so it will not be sent again: check the bridge and create a new setup token';
+
+/**
+ * Claims a bank-link bridge setup token once (reference §2.1, design 7.1). The token's SHA-256 is
+ * recorded before the claim is sent, so a token is never claimed twice, even when the claim's answer is
+ * lost. The access URL that comes back is checked (https, or the allowed loopback double) and sealed on a
+ * new sign-in with its one finance connection before this job answers; it appears in no log and no answer.
+ */
+export function createTokenClaimRunner(deps: TokenClaimDeps) {
+  return async function runClaim(job: Job, data: TokenClaimJob): Promise<SignInJobResult> {
+    const log = deps.log.child({ jobId: job.id, provider: data.provider });
+    const provider = findProvider(data.provider);
+    if (!provider?.claim) return refused('not_configured', `'${data.provider}' takes no setup token`);
+    if (Date.now() > data.deadline) return refused('unreachable', 'the claim expired before the sync-worker took it; the token was not sent');
+    const claimUrl = provider.claim.decode(data.setupToken);
+    if (!claimUrl) return refused('address_refused', 'the setup token does not decode to a claim address');
+    if (claimUrl.host !== data.confirmHost) return refused('address_refused', `the setup token claims at ${claimUrl.host}, not at the host that was confirmed`);
+    const addressRefusal = bridgeAddressRefusal(claimUrl, deps.allowLoopback);
+    if (addressRefusal) return refused('address_refused', `the claim address was refused: ${addressRefusal}`);
+
+    const tokenHash = createHash('sha256').update(data.setupToken.trim()).digest();
+    const first = await deps.db.maybeOneFirst(sql.type(z.object({ ok: z.boolean() }))`
+      INSERT INTO setup_token_claims (token_hash, provider, claim_host) VALUES (${sql.binary(tokenHash)}, ${provider.kind}, ${claimUrl.host})
+      ON CONFLICT (token_hash) DO NOTHING RETURNING true AS ok`);
+    if (!first) return refused('already_claimed', SETUP_TOKEN_USED);
+
+    let response: Response;
+    try {
+      response = await fetch(claimUrl, { method: 'POST', headers: { 'content-length': '0' }, redirect: 'manual', signal: AbortSignal.timeout(deps.requestTimeoutMs) });
+    } catch {
+      return refused('unreachable', CLAIM_UNANSWERED);
+    }
+    const text = await response.text().catch(() => '');
+    if (response.status === 403) {
+      log.warn({ claimHost: claimUrl.host }, 'the bridge refused a setup token');
+      return refused('token_refused', SETUP_TOKEN_REFUSED);
+    }
+    if (response.status !== 200) return refused('unreachable', `the bridge answered the claim with HTTP ${response.status}; the token will not be sent again: create a new one`);
+    let accessUrl: URL;
+    try {
+      accessUrl = new URL(text.trim());
+    } catch {
+      return refused('address_refused', 'the bridge answered the claim with something that is not an access address');
+    }
+    const accessRefusal = bridgeAddressRefusal(accessUrl, deps.allowLoopback) ?? (accessUrl.username && accessUrl.password ? undefined : 'it carries no user name and password');
+    if (accessRefusal) return refused('address_refused', `the access address the bridge returned was refused: ${accessRefusal}`);
+
+    const outcome = await applyGrant(deps.db, {
+      provider: { ...provider, displayName: data.displayName ?? provider.displayName },
+      accountId: null,
+      grantedScopes: [],
+      sectors: [...provider.sectors],
+      seal: (signInId) => sealCredentials(deps.credentialsKey, { accessUrl: accessUrl.toString() }, signInId),
+    });
+    if (outcome.outcome === 'refused') return refused('provider_refused', outcome.message);
+    for (const connection of outcome.active) {
+      const minutes = data.syncIntervalMinutes ?? connection.sync_interval_minutes ?? provider.defaultSyncIntervalMinutes ?? 360;
+      await deps.sync.schedule(connection.id, minutes).catch((error: unknown) => log.warn({ err: error, connectionId: connection.id }, 'could not schedule the new connection; the reconciler will'));
+    }
+    log.info({ signInId: outcome.signInId, claimHost: claimUrl.host }, 'setup token claimed');
+    return {
+      status: 'signed_in',
+      signInId: outcome.signInId,
+      renewed: false,
+      connectionIds: outcome.active.map((connection) => connection.id),
+      grantedSectors: [...provider.sectors],
+      waiting: [],
+    };
+  };
+}
