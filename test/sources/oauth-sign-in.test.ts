@@ -11,8 +11,7 @@ import { startConsole, type RunningConsole } from '../../services/console/src/se
 import { SIGN_IN_STATE_REFUSED } from '../../services/console/src/sign-ins/sign-in-service.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
 import type { Connector } from '../../services/sync-worker/src/connectors/connector-types.ts';
-import { healthAutoExportConnector } from '../../services/sync-worker/src/connectors/health-auto-export/health-auto-export-connector.ts';
-import { homeAssistantConnector } from '../../services/sync-worker/src/connectors/home-assistant/home-assistant-connector.ts';
+import { defaultConnectors } from '../../services/sync-worker/src/connectors/registry.ts';
 import { SourceUnavailableError } from '../../services/sync-worker/src/connectors/kit/source-errors.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
 import type { OAuthCredentials } from '../../services/sync-worker/src/sign-ins/oauth-client.ts';
@@ -104,7 +103,7 @@ beforeAll(async () => {
   registerExtraProvider(provider);
   const env = testEnv.env({ CREDENTIALS_KEY: key.toString('base64'), REST_PORT: '0', SOURCE_TIMEOUT_MS: '2000', SYNC_BACKOFF_MS: '100' });
   worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, env), workerLog.log, {
-    connectors: [homeAssistantConnector, healthAutoExportConnector, testConnector(provider)],
+    connectors: [...defaultConnectors(), testConnector(provider)],
   });
   consoleService = await startConsole(loadConfig(consoleConfigSchema, env), consoleLog.log, { audit: { record: (event) => void audit.push(event) } });
   const saved = await fetch(`${consoleService.address}/api/connect/test-oauth/app`, {

@@ -31,6 +31,7 @@ import { registerSettingsRoutes } from './routes/settings.ts';
 import { registerStatusRoute } from './routes/status.ts';
 import { registerExportRoutes } from './routes/export.ts';
 import { registerProviderRoutes } from './routes/providers.ts';
+import { createOriginRebaser } from '@pcg/shared/providers';
 import { registerWebRoutes } from './routes/web.ts';
 import { createExportService } from './export/export-service.ts';
 import { registerCrossSiteCheck } from './web/cross-site.ts';
@@ -115,6 +116,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
         connectionViews: sourcesDeps.connections.views,
         audit,
         log,
+        rebaseUrl: createOriginRebaser(config),
       }),
     );
     registerIngestRoutes(app, { ingest: sourcesDeps.ingest, audit: sourcesDeps.audit, bodyLimit: sourcesDeps.ingestBodyLimit });

@@ -1,5 +1,6 @@
 import { agentPortConfig, auditConfig, bindConfig, consolePortConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
 import { credentialsConfig } from '@pcg/shared/crypto';
+import { providerOriginsConfig } from '@pcg/shared/providers';
 import { liveConfig } from '@pcg/shared/queues';
 import { z } from 'zod';
 
@@ -13,6 +14,7 @@ export const consoleConfigSchema = logConfig.extend({
   SERVICE_NAME: agentPortConfig.shape.SERVICE_NAME,
   ...credentialsConfig.shape,
   ...liveConfig.shape,
+  ...providerOriginsConfig.shape,
   /** Largest push-ingest body in bytes (413 beyond); default 16 MiB, health exports can be large. */
   INGEST_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
 });

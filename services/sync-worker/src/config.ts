@@ -1,5 +1,6 @@
 import { dbConfig, logConfig, metricsConfig, redisConfig } from '@pcg/shared/config';
 import { credentialsConfig } from '@pcg/shared/crypto';
+import { providerOriginsConfig } from '@pcg/shared/providers';
 import { z } from 'zod';
 
 const ms = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
@@ -9,6 +10,7 @@ export const syncWorkerConfigSchema = logConfig.extend({
   ...redisConfig.shape,
   ...credentialsConfig.shape,
   ...metricsConfig.shape,
+  ...providerOriginsConfig.shape,
   /** Timeout of one request to a source, in milliseconds; default 30000. */
   SOURCE_TIMEOUT_MS: ms(30_000, 100),
   /** Syncs run at once; default 4. */

@@ -8,7 +8,8 @@ import { openSyncProducer, type OpenSyncProducer } from '@pcg/shared/queues';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { SyncWorkerConfig } from './config.ts';
 import type { Connector, RefreshCredentials } from './connectors/connector-types.ts';
-import { createConnectorRegistry } from './connectors/registry.ts';
+import { createConnectorRegistry, defaultConnectors } from './connectors/registry.ts';
+import { createOriginRebaser } from '@pcg/shared/providers';
 import { createOAuthExchangeRunner } from './sign-ins/oauth-exchange.ts';
 import { refreshThroughSignIns } from './sign-ins/refresh-credentials.ts';
 import { createTokenRefresher } from './sign-ins/token-refresh.ts';
@@ -37,7 +38,8 @@ export type SyncWorkerOptions = {
 };
 
 export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: SyncWorkerOptions = {}): Promise<RunningSyncWorker> {
-  const registry = createConnectorRegistry(options.connectors);
+  const rebaseUrl = createOriginRebaser(config);
+  const registry = createConnectorRegistry(options.connectors ?? defaultConnectors(rebaseUrl));
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
   const metrics = createMetrics();
@@ -53,7 +55,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
     producer = await openSyncProducer(config, log);
     const store = createConnectionStore(infra.db);
     const unschedule = producer.unschedule;
-    const refreshCredentials = options.refreshCredentials ?? refreshThroughSignIns(createTokenRefresher({ db: infra.db, credentialsKey, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS }));
+    const refreshCredentials = options.refreshCredentials ?? refreshThroughSignIns(createTokenRefresher({ db: infra.db, credentialsKey, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl }));
     const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, refreshCredentials, onRun };
     const workerOptions = { settings: config, log, lockMs: config.SYNC_LOCK_MS, backoffMs: config.SYNC_BACKOFF_MS };
     workers.push(
@@ -66,7 +68,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
       startQueueWorker(
         'signin',
         {
-          oauth_exchange: createOAuthExchangeRunner({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS }) as JobHandler,
+          oauth_exchange: createOAuthExchangeRunner({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl }) as JobHandler,
         },
         { ...workerOptions, concurrency: 2 },
       ),

@@ -20,6 +20,8 @@ export type OAuthSpec = {
   pkce: boolean;
   /** Extra authorize parameters the provider needs for a refresh token (e.g. `access_type=offline`). */
   authorizeParams?: Readonly<Record<string, string>>;
+  /** Extra form fields of a refresh request (WHOOP wants `scope=offline` to hand out the next refresh token). */
+  refreshParams?: Readonly<Record<string, string>>;
   /** The sectors a granted scope list covers (spec 2.5); an empty list means no connection. */
   sectorsOf(grantedScopes: readonly string[]): Sector[];
   /**

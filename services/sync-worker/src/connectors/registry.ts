@@ -1,18 +1,24 @@
-import { findProvider, PROVIDERS } from '@pcg/shared/providers';
+import { findProvider, PROVIDERS, realOrigins, WHOOP_API_BASE, type RebaseUrl } from '@pcg/shared/providers';
 import type { Connector } from './connector-types.ts';
 import { healthAutoExportConnector } from './health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from './home-assistant/home-assistant-connector.ts';
+import { createWhoopConnector } from './whoop/whoop-connector.ts';
 
 export type ConnectorRegistry = {
   get(provider: string): Connector | undefined;
   all(): readonly Connector[];
 };
 
+/** One connector per provider of the catalogue, each pointed at its source (or the configured stand-in). */
+export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins): Connector[] {
+  return [homeAssistantConnector, healthAutoExportConnector, createWhoopConnector({ apiBase: rebaseUrl(WHOOP_API_BASE) })];
+}
+
 /**
  * The connectors by provider kind. Refuses at boot a duplicate, a connector for an unknown provider,
  * a provider without a connector, and any read-only provider that declares actions (spec 1.8).
  */
-export function createConnectorRegistry(connectors: readonly Connector[] = [homeAssistantConnector, healthAutoExportConnector]): ConnectorRegistry {
+export function createConnectorRegistry(connectors: readonly Connector[] = defaultConnectors()): ConnectorRegistry {
   const byKind = new Map<string, Connector>();
   for (const connector of connectors) {
     const kind = connector.provider.kind;

@@ -5,12 +5,15 @@ import { sql } from '@pcg/shared/db';
 import { PROVIDERS } from '@pcg/shared/providers';
 import { blockingConnection, openSyncProducer, type SyncJobResult } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
-import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/testkit/doubles';
+import { startHomeAssistantDouble, startWhoopDouble, type HomeAssistantDouble, type WhoopDouble } from '@pcg/testkit/doubles';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { syncWorkerConfigSchema } from '../../src/config.ts';
 import type { ConnectionInfo, TokenRefreshResult } from '../../src/connectors/connector-types.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../src/service.ts';
-import { connectionState, entityRows, insertHubConnection, workerEnv } from '../helpers.ts';
+import { refreshThroughSignIns } from '../../src/sign-ins/refresh-credentials.ts';
+import { createTokenRefresher } from '../../src/sign-ins/token-refresh.ts';
+import { createOriginRebaser } from '@pcg/shared/providers';
+import { connectionState, entityRows, insertHubConnection, insertOAuthConnection, TEST_KEY, workerEnv } from '../helpers.ts';
 
 /**
  * The connector contract: one table of cases that every connector's double runs through. A connector
@@ -41,13 +44,20 @@ let queue: Queue;
 const refreshes: string[] = [];
 const refusedRefresh: TokenRefreshResult = { ok: false, reason: 'refused', message: 'invalid_grant' };
 const doubles: Array<{ close(): Promise<void> }> = [];
+/** One wearable double for the file: the worker's WHOOP_BASE_URL points at it. */
+let whoop: WhoopDouble;
 
 beforeAll(async () => {
-  const refreshCredentials = async (connection: ConnectionInfo) => {
+  whoop = await startWhoopDouble({ days: 5 });
+  doubles.push(whoop);
+  const log = createCapturingLogger('sync-worker').log;
+  // OAuth connectors refresh through the sign-ins' own refresher, against their double.
+  const signIns = refreshThroughSignIns(createTokenRefresher({ db: testEnv.db, credentialsKey: TEST_KEY, log, requestTimeoutMs: 2_000, rebaseUrl: createOriginRebaser({ WHOOP_BASE_URL: whoop.url }) }));
+  const refreshCredentials = async (connection: ConnectionInfo, current: unknown) => {
     refreshes.push(connection.id);
-    return refusedRefresh;
+    return connection.provider === 'whoop' ? signIns(connection, current) : refusedRefresh;
   };
-  worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv())), createCapturingLogger('sync-worker').log, { refreshCredentials });
+  worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv({ WHOOP_BASE_URL: whoop.url }))), log, { refreshCredentials });
   producer = await openSyncProducer(settings(), createCapturingLogger().log);
   queue = new Queue('sync', { connection: blockingConnection(settings(), 'contract'), prefix: bullmqPrefix(settings()) });
 });
@@ -173,7 +183,78 @@ const HEALTH_AUTO_EXPORT: Subject = {
   },
 };
 
-const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT];
+/** A wearable connection that has had its first (full) sync and is scheduled. */
+async function syncedWhoop(): Promise<string> {
+  const id = await insertOAuthConnection(testEnv.db, { provider: 'whoop', sector: 'health', authorizeUrl: `${whoop.url}/oauth/oauth2/auth`, tokenUrl: `${whoop.url}/oauth/oauth2/token`, client: whoop.client });
+  await producer.schedule(id, 60);
+  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  return id;
+}
+
+const WHOOP: Subject = {
+  provider: 'whoop',
+  cases: {
+    'full sync': async () => {
+      const id = await insertOAuthConnection(testEnv.db, { provider: 'whoop', sector: 'health', authorizeUrl: `${whoop.url}/oauth/oauth2/auth`, tokenUrl: `${whoop.url}/oauth/oauth2/token`, client: whoop.client });
+      // Five nights, five workouts, and four scored recoveries of five metrics each (today's is pending).
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'full', written: 5 + 5 + 4 * 5, removed: 0 });
+    },
+    'incremental sync': async () => {
+      const id = await syncedWhoop();
+      whoop.addDay(0, { scored: true });
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental' });
+      expect((await connectionState(testEnv.db, id)).status).toBe('active');
+    },
+    'deletion at the source': async () => {
+      const id = await syncedWhoop();
+      const [newest] = [...whoop.workouts.values()].sort((a, b) => Date.parse(b.start) - Date.parse(a.start));
+      whoop.workouts.delete(newest?.id ?? '');
+      expect(result(await syncNow(id))).toMatchObject({ mode: 'incremental', removed: 1 });
+      whoop.addDay(0, { scored: true });
+    },
+    '401 → refresh → success': async () => {
+      const id = await syncedWhoop();
+      const before = whoop.state.refreshes;
+      whoop.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(whoop.state.refreshes).toBe(before + 1);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'refresh refused → needs sign-in': async () => {
+      const id = await syncedWhoop();
+      whoop.revokeGrant();
+      whoop.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('failed');
+      expect((await connectionState(testEnv.db, id)).status).toBe('needs_sign_in');
+      expect(await scheduled(id)).toBe(false);
+    },
+    '403 quota → rate limited and still scheduled': { doesNotApply: 'WHOOP signals its quota with 429 only; a 403 is a scope it was not granted' },
+    '429 with Retry-After': async () => {
+      const id = await syncedWhoop();
+      whoop.rateLimitNext('/developer/v2/activity/workout', 1);
+      const from = whoop.state.requests.length;
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(1);
+      const workouts = whoop.state.requests.slice(from).filter((request) => request.path === '/developer/v2/activity/workout');
+      expect((workouts[1]?.at ?? 0) - (workouts[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
+      expect(await scheduled(id)).toBe(true);
+    },
+    '5xx and timeouts with backoff': async () => {
+      const id = await syncedWhoop();
+      whoop.failNext('/developer/v2/recovery', 502, { times: 2 });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(3);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'cursor expired → one full resync': { doesNotApply: 'WHOOP reads by time window; there is no cursor the source can expire' },
+  },
+};
+
+const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, WHOOP];
 
 it('every provider runs the contract', () => {
   expect(SUBJECTS.map((subject) => subject.provider).sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());
