@@ -11,6 +11,10 @@ export const syncWorkerConfigSchema = logConfig.extend({
   ...credentialsConfig.shape,
   ...metricsConfig.shape,
   ...providerOriginsConfig.shape,
+  /** The calendar sync window (spec 6): days of past occurrences kept; default 90. */
+  CALENDAR_PAST_DAYS: z.coerce.number().int().min(0).max(3650).default(90),
+  /** The calendar sync window: days of future occurrences kept; default 365. */
+  CALENDAR_FUTURE_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
   /** Timeout of one request to a source, in milliseconds; default 30000. */
   SOURCE_TIMEOUT_MS: ms(30_000, 100),
   /** Syncs run at once; default 4. */

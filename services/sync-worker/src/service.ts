@@ -39,7 +39,7 @@ export type SyncWorkerOptions = {
 
 export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: SyncWorkerOptions = {}): Promise<RunningSyncWorker> {
   const rebaseUrl = createOriginRebaser(config);
-  const registry = createConnectorRegistry(options.connectors ?? defaultConnectors(rebaseUrl));
+  const registry = createConnectorRegistry(options.connectors ?? defaultConnectors(rebaseUrl, { pastDays: config.CALENDAR_PAST_DAYS, futureDays: config.CALENDAR_FUTURE_DAYS }));
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
   const metrics = createMetrics();

@@ -60,11 +60,11 @@ export function entityRows(db: DatabasePool, connectionId: string) {
  */
 export async function insertOAuthConnection(
   db: DatabasePool,
-  options: { provider: string; sector: string; authorizeUrl: string; tokenUrl: string; client: { clientId: string; clientSecret: string } },
+  options: { provider: string; sector: string; authorizeUrl: string; tokenUrl: string; client: { clientId: string; clientSecret: string }; scopes?: readonly string[] },
 ): Promise<string> {
   const redirectUri = 'http://127.0.0.1:1/callback';
   const authorize = new URL(options.authorizeUrl);
-  authorize.search = new URLSearchParams({ client_id: options.client.clientId, redirect_uri: redirectUri, response_type: 'code', state: 's' }).toString();
+  authorize.search = new URLSearchParams({ client_id: options.client.clientId, redirect_uri: redirectUri, response_type: 'code', state: 's', ...(options.scopes ? { scope: options.scopes.join(' ') } : {}) }).toString();
   const consent = await fetch(authorize, { redirect: 'manual' });
   const code = new URL(consent.headers.get('location') ?? '').searchParams.get('code') ?? '';
   const form = { grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: options.client.clientId, client_secret: options.client.clientSecret };

@@ -1,3 +1,4 @@
+import { GOOGLE } from './google.ts';
 import { HEALTH_AUTO_EXPORT } from './health-auto-export.ts';
 import { HOME_ASSISTANT } from './home-assistant.ts';
 import type { ProviderDescriptor } from './provider-types.ts';
@@ -8,9 +9,10 @@ export * from './home-assistant.ts';
 export * from './health-auto-export.ts';
 export * from './provider-origins.ts';
 export * from './whoop.ts';
+export * from './google.ts';
 
 /** Every provider kind, each declared in its own file (descriptor, credentials schema, scope → sector rule). */
-export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, WHOOP];
+export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, WHOOP, GOOGLE];
 
 const byKind = new Map(PROVIDERS.map((provider) => [provider.kind, provider]));
 

@@ -1,7 +1,9 @@
-import { findProvider, PROVIDERS, realOrigins, WHOOP_API_BASE, type RebaseUrl } from '@pcg/shared/providers';
+import { findProvider, GOOGLE_CALENDAR_API_BASE, GOOGLE_PEOPLE_API_BASE, PROVIDERS, realOrigins, WHOOP_API_BASE, type RebaseUrl } from '@pcg/shared/providers';
 import type { Connector } from './connector-types.ts';
 import { healthAutoExportConnector } from './health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from './home-assistant/home-assistant-connector.ts';
+import type { CalendarWindow } from './google/calendar-sync.ts';
+import { createGoogleConnector } from './google/google-connector.ts';
 import { createWhoopConnector } from './whoop/whoop-connector.ts';
 
 export type ConnectorRegistry = {
@@ -10,8 +12,13 @@ export type ConnectorRegistry = {
 };
 
 /** One connector per provider of the catalogue, each pointed at its source (or the configured stand-in). */
-export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins): Connector[] {
-  return [homeAssistantConnector, healthAutoExportConnector, createWhoopConnector({ apiBase: rebaseUrl(WHOOP_API_BASE) })];
+export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins, calendarWindow?: CalendarWindow): Connector[] {
+  return [
+    homeAssistantConnector,
+    healthAutoExportConnector,
+    createWhoopConnector({ apiBase: rebaseUrl(WHOOP_API_BASE) }),
+    createGoogleConnector({ calendarBase: rebaseUrl(GOOGLE_CALENDAR_API_BASE), peopleBase: rebaseUrl(GOOGLE_PEOPLE_API_BASE), window: calendarWindow }),
+  ];
 }
 
 /**

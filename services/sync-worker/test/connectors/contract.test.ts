@@ -2,10 +2,10 @@ import { Queue, type Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
-import { PROVIDERS } from '@pcg/shared/providers';
+import { GOOGLE as GOOGLE_PROVIDER, PROVIDERS } from '@pcg/shared/providers';
 import { blockingConnection, openSyncProducer, type SyncJobResult } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
-import { startHomeAssistantDouble, startWhoopDouble, type HomeAssistantDouble, type WhoopDouble } from '@pcg/testkit/doubles';
+import { startGoogleDouble, startHomeAssistantDouble, startWhoopDouble, type GoogleDouble, type HomeAssistantDouble, type WhoopDouble } from '@pcg/testkit/doubles';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { syncWorkerConfigSchema } from '../../src/config.ts';
 import type { ConnectionInfo, TokenRefreshResult } from '../../src/connectors/connector-types.ts';
@@ -46,18 +46,22 @@ const refusedRefresh: TokenRefreshResult = { ok: false, reason: 'refused', messa
 const doubles: Array<{ close(): Promise<void> }> = [];
 /** One wearable double for the file: the worker's WHOOP_BASE_URL points at it. */
 let whoop: WhoopDouble;
+/** One Google double for the file: the worker's GOOGLE_BASE_URL points at it. */
+let google: GoogleDouble;
 
 beforeAll(async () => {
   whoop = await startWhoopDouble({ days: 5 });
   doubles.push(whoop);
+  google = await startGoogleDouble();
+  doubles.push(google);
   const log = createCapturingLogger('sync-worker').log;
   // OAuth connectors refresh through the sign-ins' own refresher, against their double.
-  const signIns = refreshThroughSignIns(createTokenRefresher({ db: testEnv.db, credentialsKey: TEST_KEY, log, requestTimeoutMs: 2_000, rebaseUrl: createOriginRebaser({ WHOOP_BASE_URL: whoop.url }) }));
+  const signIns = refreshThroughSignIns(createTokenRefresher({ db: testEnv.db, credentialsKey: TEST_KEY, log, requestTimeoutMs: 2_000, rebaseUrl: createOriginRebaser({ WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url }) }));
   const refreshCredentials = async (connection: ConnectionInfo, current: unknown) => {
     refreshes.push(connection.id);
-    return connection.provider === 'whoop' ? signIns(connection, current) : refusedRefresh;
+    return connection.provider === 'whoop' || connection.provider === 'google' ? signIns(connection, current) : refusedRefresh;
   };
-  worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv({ WHOOP_BASE_URL: whoop.url }))), log, { refreshCredentials });
+  worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv({ WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url }))), log, { refreshCredentials });
   producer = await openSyncProducer(settings(), createCapturingLogger().log);
   queue = new Queue('sync', { connection: blockingConnection(settings(), 'contract'), prefix: bullmqPrefix(settings()) });
 });
@@ -254,7 +258,95 @@ const WHOOP: Subject = {
   },
 };
 
-const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, WHOOP];
+/** A Google calendar connection that has had its first (full) sync and is scheduled. */
+async function googleCalendar(): Promise<string> {
+  return insertOAuthConnection(testEnv.db, { provider: 'google', sector: 'calendar', authorizeUrl: `${google.url}/o/oauth2/v2/auth`, tokenUrl: `${google.url}/token`, client: google.client, scopes: GOOGLE_PROVIDER.oauth?.scopes });
+}
+async function syncedGoogle(): Promise<string> {
+  const id = await googleCalendar();
+  await producer.schedule(id, 60);
+  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  return id;
+}
+
+const GOOGLE: Subject = {
+  provider: 'google',
+  cases: {
+    'full sync': async () => {
+      const id = await googleCalendar();
+      // Two selected calendars: six weekly occurrences, a timed and an all-day event, a birthday (the old event and the unticked calendar are not kept).
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'full', written: 6 + 2 + 1, removed: 0 });
+    },
+    'incremental sync': async () => {
+      const id = await syncedGoogle();
+      const from = google.state.requests.length;
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental', written: 0, removed: 0 });
+      expect(google.state.requests.slice(from).filter((call) => call.path.endsWith('/events')).every((call) => call.query.has('syncToken'))).toBe(true);
+    },
+    'deletion at the source': async () => {
+      const id = await syncedGoogle();
+      google.calendar.add({ id: `gone${Date.now()}`, calendarId: 'primary-calendar@example.com', summary: 'Soon gone', start: { date: '2099-01-01' }, end: { date: '2099-01-02' } });
+      const added = [...google.calendar.events.values()].at(-1);
+      google.calendar.add({ id: `kept${Date.now()}`, calendarId: 'primary-calendar@example.com', summary: 'Tomorrow', start: { dateTime: new Date(Date.now() + 86_400_000).toISOString(), timeZone: 'UTC' }, end: { dateTime: new Date(Date.now() + 90_000_000).toISOString(), timeZone: 'UTC' } });
+      expect(result(await syncNow(id))).toMatchObject({ mode: 'incremental', written: 1 });
+      google.calendar.cancel([...google.calendar.events.values()].at(-1)?.id ?? '');
+      google.calendar.cancel(added?.id ?? '');
+      expect(result(await syncNow(id))).toMatchObject({ mode: 'incremental', removed: 1 });
+    },
+    '401 → refresh → success': async () => {
+      const id = await syncedGoogle();
+      const before = google.state.refreshes;
+      google.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(google.state.refreshes).toBe(before + 1);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'refresh refused → needs sign-in': async () => {
+      const id = await syncedGoogle();
+      google.revokeGrant();
+      google.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('failed');
+      expect((await connectionState(testEnv.db, id)).status).toBe('needs_sign_in');
+      expect(await scheduled(id)).toBe(false);
+    },
+    '403 quota → rate limited and still scheduled': async () => {
+      const id = await syncedGoogle();
+      google.failNext('/calendar/v3/calendars/', 403, { reason: 'userRateLimitExceeded', headers: { 'retry-after': '1' } });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+      expect(await scheduled(id)).toBe(true);
+    },
+    '429 with Retry-After': async () => {
+      const id = await syncedGoogle();
+      google.failNext('/calendar/v3/users/me/calendarList', 429, { reason: 'rateLimitExceeded', headers: { 'retry-after': '1' } });
+      const from = google.state.requests.length;
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      const lists = google.state.requests.slice(from).filter((call) => call.path === '/calendar/v3/users/me/calendarList');
+      expect((lists[1]?.at ?? 0) - (lists[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
+      expect(await scheduled(id)).toBe(true);
+    },
+    '5xx and timeouts with backoff': async () => {
+      const id = await syncedGoogle();
+      google.failNext('/calendar/v3/calendars/', 503, { times: 2 });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(3);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'cursor expired → one full resync': async () => {
+      const id = await syncedGoogle();
+      google.calendar.expireSyncTokens();
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'full', removed: 0 });
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental' });
+    },
+  },
+};
+
+const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, WHOOP, GOOGLE];
 
 it('every provider runs the contract', () => {
   expect(SUBJECTS.map((subject) => subject.provider).sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());
