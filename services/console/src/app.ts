@@ -33,6 +33,7 @@ import { registerStatusRoute } from './routes/status.ts';
 import { registerExportRoutes } from './routes/export.ts';
 import { registerProviderRoutes } from './routes/providers.ts';
 import { registerSignInRoutes } from './routes/sign-ins.ts';
+import { createOriginRebaser } from '@pcg/shared/providers';
 import { registerWebRoutes } from './routes/web.ts';
 import { createExportService } from './export/export-service.ts';
 import { registerCrossSiteCheck } from './web/cross-site.ts';
@@ -120,6 +121,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
         connectionViews: sourcesDeps.connections.views,
         audit,
         log,
+        rebaseUrl: createOriginRebaser(config),
       }),
     );
     registerIngestRoutes(app, { ingest: sourcesDeps.ingest, audit: sourcesDeps.audit, bodyLimit: sourcesDeps.ingestBodyLimit });

@@ -1,5 +1,6 @@
 import { agentPortConfig, auditConfig, bindConfig, consolePortConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';
 import { credentialsConfig } from '@pcg/shared/crypto';
+import { providerOriginsConfig } from '@pcg/shared/providers';
 import { liveConfig } from '@pcg/shared/queues';
 import { microsoftEndpointsConfig } from '@pcg/shared/providers';
 import { z } from 'zod';
@@ -15,6 +16,7 @@ export const consoleConfigSchema = logConfig.extend({
   ...credentialsConfig.shape,
   ...liveConfig.shape,
   ...microsoftEndpointsConfig.shape,
+  ...providerOriginsConfig.shape,
   /** Largest push-ingest body in bytes (413 beyond); default 16 MiB, health exports can be large. */
   INGEST_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
 });

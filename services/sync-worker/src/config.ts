@@ -1,6 +1,6 @@
 import { dbConfig, logConfig, metricsConfig, redisConfig } from '@pcg/shared/config';
 import { credentialsConfig } from '@pcg/shared/crypto';
-import { microsoftEndpointsConfig } from '@pcg/shared/providers';
+import { microsoftEndpointsConfig, providerOriginsConfig } from '@pcg/shared/providers';
 import { z } from 'zod';
 
 const ms = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
@@ -11,6 +11,11 @@ export const syncWorkerConfigSchema = logConfig.extend({
   ...credentialsConfig.shape,
   ...metricsConfig.shape,
   ...microsoftEndpointsConfig.shape,
+  ...providerOriginsConfig.shape,
+  /** The calendar sync window (spec 6): days of past occurrences kept; default 90. */
+  CALENDAR_PAST_DAYS: z.coerce.number().int().min(0).max(3650).default(90),
+  /** The calendar sync window: days of future occurrences kept; default 365. */
+  CALENDAR_FUTURE_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
   /** Timeout of one request to a source, in milliseconds; default 30000. */
   SOURCE_TIMEOUT_MS: ms(30_000, 100),
   /** Syncs run at once; default 4. */

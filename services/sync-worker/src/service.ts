@@ -9,7 +9,8 @@ import { configureProviderEndpoints } from '@pcg/shared/providers';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { SyncWorkerConfig } from './config.ts';
 import type { Connector, RefreshCredentials } from './connectors/connector-types.ts';
-import { createConnectorRegistry } from './connectors/registry.ts';
+import { createConnectorRegistry, defaultConnectors } from './connectors/registry.ts';
+import { createOriginRebaser } from '@pcg/shared/providers';
 import { createOAuthExchangeRunner } from './sign-ins/oauth-exchange.ts';
 import { createTokenClaimRunner } from './sign-ins/token-claim.ts';
 import { refreshThroughSignIns } from './sign-ins/refresh-credentials.ts';
@@ -40,7 +41,8 @@ export type SyncWorkerOptions = {
 
 export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: SyncWorkerOptions = {}): Promise<RunningSyncWorker> {
   configureProviderEndpoints(config);
-  const registry = createConnectorRegistry(options.connectors);
+  const rebaseUrl = createOriginRebaser(config);
+  const registry = createConnectorRegistry(options.connectors ?? defaultConnectors(rebaseUrl, { pastDays: config.CALENDAR_PAST_DAYS, futureDays: config.CALENDAR_FUTURE_DAYS }));
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
   const metrics = createMetrics();
@@ -56,7 +58,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
     producer = await openSyncProducer(config, log);
     const store = createConnectionStore(infra.db);
     const unschedule = producer.unschedule;
-    const refreshCredentials = options.refreshCredentials ?? refreshThroughSignIns(createTokenRefresher({ db: infra.db, credentialsKey, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS }));
+    const refreshCredentials = options.refreshCredentials ?? refreshThroughSignIns(createTokenRefresher({ db: infra.db, credentialsKey, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl }));
     const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, refreshCredentials, onRun };
     const workerOptions = { settings: config, log, lockMs: config.SYNC_LOCK_MS, backoffMs: config.SYNC_BACKOFF_MS };
     workers.push(
@@ -69,7 +71,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
       startQueueWorker(
         'signin',
         {
-          oauth_exchange: createOAuthExchangeRunner({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS }) as JobHandler,
+          oauth_exchange: createOAuthExchangeRunner({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl }) as JobHandler,
           token_claim: createTokenClaimRunner({
             db: infra.db,
             credentialsKey,

@@ -109,3 +109,37 @@ export function transactionRows(db: DatabasePool, connectionId: string) {
 export function accountSourceIds(db: DatabasePool, connectionId: string) {
   return db.anyFirst(sql.type(z.object({ source_id: z.string() }))`SELECT source_id FROM finance_accounts WHERE connection_id = ${connectionId}::uuid ORDER BY source_id`);
 }
+
+/**
+ * Signs in at a provider double the way the exchange does (authorization code, then the token answer),
+ * saves the provider's application, and inserts the sign-in and one connection with the sealed OAuth
+ * credentials and the granted scopes.
+ */
+export async function insertOAuthConnection(
+  db: DatabasePool,
+  options: { provider: string; sector: string; authorizeUrl: string; tokenUrl: string; client: { clientId: string; clientSecret: string }; scopes?: readonly string[] },
+): Promise<string> {
+  const redirectUri = 'http://127.0.0.1:1/callback';
+  const authorize = new URL(options.authorizeUrl);
+  authorize.search = new URLSearchParams({ client_id: options.client.clientId, redirect_uri: redirectUri, response_type: 'code', state: 's', ...(options.scopes ? { scope: options.scopes.join(' ') } : {}) }).toString();
+  const consent = await fetch(authorize, { redirect: 'manual' });
+  const code = new URL(consent.headers.get('location') ?? '').searchParams.get('code') ?? '';
+  const form = { grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: options.client.clientId, client_secret: options.client.clientSecret };
+  const answer = (await (await fetch(options.tokenUrl, { method: 'POST', body: new URLSearchParams(form) })).json()) as {
+    access_token: string;
+    refresh_token?: string;
+    expires_in: number;
+    scope: string;
+  };
+  const scopes = answer.scope.split(' ');
+  const credentials = { accessToken: answer.access_token, refreshToken: answer.refresh_token ?? null, expiresAt: Date.now() + answer.expires_in * 1000, scopes };
+  const id = randomUUID();
+  const signInId = randomUUID();
+  await db.transaction(async (tx) => {
+    const signIns = createSignInQueries(tx);
+    await signIns.saveApp(options.provider, sealCredentials(TEST_KEY, options.client, providerAppContext(options.provider)));
+    await signIns.insert({ id: signInId, provider: options.provider, sealed: sealCredentials(TEST_KEY, credentials, signInId), grantedScopes: scopes, accountId: null });
+    await createConnectionQueries(tx).insert({ id, provider: options.provider, sector: options.sector, displayName: `Test ${options.provider}`, signInId, ingestSecretHash: null, syncIntervalMinutes: 60 });
+  });
+  return id;
+}

@@ -1,17 +1,22 @@
+import { GOOGLE } from './google.ts';
 import { HEALTH_AUTO_EXPORT } from './health-auto-export.ts';
 import { HOME_ASSISTANT } from './home-assistant.ts';
 import { MICROSOFT, microsoftProvider, type MicrosoftEndpoints } from './microsoft.ts';
 import type { ProviderDescriptor } from './provider-types.ts';
 import { SIMPLEFIN } from './simplefin.ts';
+import { WHOOP } from './whoop.ts';
 
 export * from './provider-types.ts';
 export * from './home-assistant.ts';
 export * from './health-auto-export.ts';
 export * from './microsoft.ts';
 export * from './simplefin.ts';
+export * from './provider-origins.ts';
+export * from './whoop.ts';
+export * from './google.ts';
 
 /** Every provider kind, each declared in its own file (descriptor, credentials schema, scope → sector rule). */
-export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN];
+export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE];
 
 const byKind = new Map(PROVIDERS.map((provider) => [provider.kind, provider]));
 

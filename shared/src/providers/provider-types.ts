@@ -22,6 +22,8 @@ export type OAuthSpec = {
   authorizeParams?: Readonly<Record<string, string>>;
   /** Send the requested scopes again with a refresh (the Microsoft identity platform asks for them). */
   scopeOnRefresh?: boolean;
+  /** Extra form fields of a refresh request (WHOOP wants `scope=offline` to hand out the next refresh token). */
+  refreshParams?: Readonly<Record<string, string>>;
   /** The sectors a granted scope list covers (spec 2.5); an empty list means no connection. */
   sectorsOf(grantedScopes: readonly string[]): Sector[];
   /**

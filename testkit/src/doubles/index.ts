@@ -6,3 +6,6 @@ export * from './microsoft-graph/graph-identity.ts';
 export * from './microsoft-graph/graph-store.ts';
 export * from './microsoft-graph/graph-demo.ts';
 export * from './simplefin/simplefin-double.ts';
+export * from './whoop/whoop-fixtures.ts';
+export * from './whoop/whoop-double.ts';
+export * from './google/google-double.ts';

@@ -3,7 +3,7 @@ import { openCredentials, sealCredentials } from '@pcg/shared/crypto';
 import type { DatabasePool } from '@pcg/shared/db';
 import { ConflictError, HttpError, ValidationError } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
-import { findProvider, listProviders, SETUP_TOKEN_UNREADABLE, type ProviderDescriptor } from '@pcg/shared/providers';
+import { findProvider, listProviders, realOrigins, SETUP_TOKEN_UNREADABLE, type ProviderDescriptor, type RebaseUrl } from '@pcg/shared/providers';
 import type { SignInJobResult, SignInRequester } from '@pcg/shared/queues';
 import { createSignInQueries, providerAppContext, ProviderAppSchema, type ProviderApp } from '@pcg/shared/sign-ins';
 import type { ConnectionView } from '../connections/connections-types.ts';
@@ -40,6 +40,8 @@ export type SignInServiceDeps = {
   connectionViews(ids: readonly string[]): Promise<ConnectionView[]>;
   audit: AuditRecorder;
   log: Logger;
+  /** Points a provider's real sign-in address at its configured stand-in (`<PROVIDER>_BASE_URL`); default none. */
+  rebaseUrl?: RebaseUrl;
 };
 
 export type CallbackQuery = { code?: string; state?: string; error?: string };
@@ -92,7 +94,7 @@ export function createSignInService(deps: SignInServiceDeps) {
       const redirectUri = `${origin}${callbackPathOf(provider.kind)}`;
       const pkce = provider.oauth.pkce ? pkcePair() : undefined;
       const { state, nonce } = await states.open({ provider: provider.kind, redirectUri, codeVerifier: pkce?.verifier, signInId });
-      const url = new URL(provider.oauth.authorizeUrl);
+      const url = new URL((deps.rebaseUrl ?? realOrigins)(provider.oauth.authorizeUrl));
       const params: Record<string, string> = {
         ...provider.oauth.authorizeParams,
         response_type: 'code',

@@ -1,23 +1,38 @@
-import { findProvider, PROVIDERS } from '@pcg/shared/providers';
+import { findProvider, GOOGLE_CALENDAR_API_BASE, GOOGLE_PEOPLE_API_BASE, PROVIDERS, realOrigins, WHOOP_API_BASE, type RebaseUrl } from '@pcg/shared/providers';
 import type { Connector } from './connector-types.ts';
+import type { CalendarWindow } from './google/calendar-sync.ts';
+import { createGoogleConnector } from './google/google-connector.ts';
 import { healthAutoExportConnector } from './health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from './home-assistant/home-assistant-connector.ts';
 import { microsoftConnector } from './microsoft/microsoft-connector.ts';
 import { simplefinConnector } from './simplefin/simplefin-connector.ts';
-
-/** Every provider kind's connector; tests add a connector for a provider of their own to this list. */
-export const CONNECTORS: readonly Connector[] = [homeAssistantConnector, healthAutoExportConnector, microsoftConnector, simplefinConnector];
+import { createWhoopConnector } from './whoop/whoop-connector.ts';
 
 export type ConnectorRegistry = {
   get(provider: string): Connector | undefined;
   all(): readonly Connector[];
 };
 
+/** One connector per provider of the catalogue, each pointed at its source (or the configured stand-in). */
+export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins, calendarWindow?: CalendarWindow): Connector[] {
+  return [
+    homeAssistantConnector,
+    healthAutoExportConnector,
+    microsoftConnector,
+    simplefinConnector,
+    createWhoopConnector({ apiBase: rebaseUrl(WHOOP_API_BASE) }),
+    createGoogleConnector({ calendarBase: rebaseUrl(GOOGLE_CALENDAR_API_BASE), peopleBase: rebaseUrl(GOOGLE_PEOPLE_API_BASE), window: calendarWindow }),
+  ];
+}
+
+/** Every provider kind's connector at its real address; tests add a connector for a provider of their own to this list. */
+export const CONNECTORS: readonly Connector[] = defaultConnectors();
+
 /**
  * The connectors by provider kind. Refuses at boot a duplicate, a connector for an unknown provider,
  * a provider without a connector, and any read-only provider that declares actions (spec 1.8).
  */
-export function createConnectorRegistry(connectors: readonly Connector[] = CONNECTORS): ConnectorRegistry {
+export function createConnectorRegistry(connectors: readonly Connector[] = defaultConnectors()): ConnectorRegistry {
   const byKind = new Map<string, Connector>();
   for (const connector of connectors) {
     const kind = connector.provider.kind;

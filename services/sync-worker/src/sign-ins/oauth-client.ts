@@ -10,6 +10,8 @@ export const OAuthCredentialsSchema = z.object({
   refreshToken: z.string().min(1).nullable(),
   /** Epoch milliseconds; null when the provider gave no lifetime. */
   expiresAt: z.number().nullable(),
+  /** The scopes the provider last reported as granted, so a connector reads only what it may (absent on older sign-ins). */
+  scopes: z.array(z.string()).optional(),
 });
 export type OAuthCredentials = z.infer<typeof OAuthCredentialsSchema>;
 
@@ -44,7 +46,12 @@ export async function loadProviderApp(db: CommonQueryMethods, credentialsKey: Bu
  * POSTs a form to the provider's token endpoint (code exchange or refresh). Redirects are not followed
  * (a token endpoint never redirects, and the form carries the client secret).
  */
-export async function requestToken(tokenUrl: string, form: Record<string, string>, timeoutMs: number, previousRefreshToken: string | null = null): Promise<TokenAnswer> {
+export async function requestToken(
+  tokenUrl: string,
+  form: Record<string, string>,
+  timeoutMs: number,
+  previous: Pick<OAuthCredentials, 'refreshToken' | 'scopes'> = { refreshToken: null },
+): Promise<TokenAnswer> {
   let response: Response;
   try {
     response = await fetch(tokenUrl, {
@@ -66,7 +73,12 @@ export async function requestToken(tokenUrl: string, form: Record<string, string
       ok: true,
       scope,
       // A provider that does not rotate keeps the refresh token it gave before.
-      credentials: { accessToken: access_token, refreshToken: refresh_token ?? previousRefreshToken, expiresAt: expires_in ? Date.now() + expires_in * 1000 : null },
+      credentials: {
+        accessToken: access_token,
+        refreshToken: refresh_token ?? previous.refreshToken,
+        expiresAt: expires_in ? Date.now() + expires_in * 1000 : null,
+        ...(scope !== undefined ? { scopes: scope.split(' ').filter(Boolean) } : previous.scopes ? { scopes: previous.scopes } : {}),
+      },
     };
   }
   const refusal = TokenErrorSchema.safeParse(body);

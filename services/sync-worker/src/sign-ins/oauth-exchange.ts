@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import { sealCredentials } from '@pcg/shared/crypto';
 import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
-import { findProvider } from '@pcg/shared/providers';
+import { findProvider, realOrigins, type RebaseUrl } from '@pcg/shared/providers';
 import type { OAuthExchangeJob, SignInJobResult, SyncProducer } from '@pcg/shared/queues';
 import { applyGrant, NO_SECTORS_GRANTED, OTHER_ACCOUNT } from '@pcg/shared/sign-ins';
 import { loadProviderApp, ProviderUnreachableError, readAccountId, requestToken } from './oauth-client.ts';
@@ -14,6 +14,8 @@ export type OAuthExchangeDeps = {
   log: Logger;
   /** Timeout of one request to the provider, in milliseconds. */
   requestTimeoutMs: number;
+  /** Points a provider's real address at its configured stand-in (`<PROVIDER>_BASE_URL`); default none. */
+  rebaseUrl?: RebaseUrl;
 };
 
 type Refused = Extract<SignInJobResult, { status: 'refused' }>;
@@ -28,6 +30,7 @@ const refused = (reason: Refused['reason'], message: string): Refused => ({ stat
 export function createOAuthExchangeRunner(deps: OAuthExchangeDeps) {
   return async function runExchange(job: Job, data: OAuthExchangeJob): Promise<SignInJobResult> {
     const log = deps.log.child({ jobId: job.id, provider: data.provider });
+    const rebase = deps.rebaseUrl ?? realOrigins;
     const provider = findProvider(data.provider);
     const oauth = provider?.oauth;
     if (!provider || provider.signIn !== 'oauth' || !oauth) return refused('not_configured', `'${data.provider}' does not sign in with OAuth`);
@@ -36,7 +39,7 @@ export function createOAuthExchangeRunner(deps: OAuthExchangeDeps) {
       const app = await loadProviderApp(deps.db, deps.credentialsKey, provider.kind);
       if (!app) return refused('not_configured', `save ${provider.displayName}'s application credentials first`);
       const answer = await requestToken(
-        oauth.tokenUrl,
+        rebase(oauth.tokenUrl),
         {
           grant_type: 'authorization_code',
           code: data.code,
@@ -55,14 +58,14 @@ export function createOAuthExchangeRunner(deps: OAuthExchangeDeps) {
       const grantedScopes = answer.scope === undefined ? [...oauth.scopes] : answer.scope.split(' ').filter(Boolean);
       const sectors = oauth.sectorsOf(grantedScopes);
       if (sectors.length === 0) return refused('no_sectors', NO_SECTORS_GRANTED);
-      const accountId = await readAccountId(oauth.account, answer.credentials.accessToken, deps.requestTimeoutMs);
+      const accountId = await readAccountId({ ...oauth.account, url: rebase(oauth.account.url) }, answer.credentials.accessToken, deps.requestTimeoutMs);
       const outcome = await applyGrant(deps.db, {
         provider,
         signInId: data.signInId,
         accountId,
         grantedScopes,
         sectors,
-        seal: (signInId) => sealCredentials(deps.credentialsKey, answer.credentials, signInId),
+        seal: (signInId) => sealCredentials(deps.credentialsKey, { ...answer.credentials, scopes: grantedScopes }, signInId),
       });
       if (outcome.outcome === 'refused') {
         return refused(outcome.message === OTHER_ACCOUNT ? 'other_account' : outcome.message === NO_SECTORS_GRANTED ? 'no_sectors' : 'provider_refused', outcome.message);

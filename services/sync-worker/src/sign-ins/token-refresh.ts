@@ -1,7 +1,7 @@
 import { openCredentials, sealCredentials } from '@pcg/shared/crypto';
 import { sql, type DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
-import { findProvider } from '@pcg/shared/providers';
+import { findProvider, realOrigins, type RebaseUrl } from '@pcg/shared/providers';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { SourceAuthError, SourceUnavailableError } from '../connectors/kit/source-errors.ts';
 import { loadProviderApp, OAuthCredentialsSchema, ProviderUnreachableError, requestToken, type OAuthCredentials } from './oauth-client.ts';
@@ -21,6 +21,8 @@ export type TokenRefresherDeps = {
   log: Logger;
   /** Timeout of the request to the provider's token endpoint, in milliseconds. */
   requestTimeoutMs: number;
+  /** Points a provider's real address at its configured stand-in (`<PROVIDER>_BASE_URL`); default none. */
+  rebaseUrl?: RebaseUrl;
 };
 
 /**
@@ -58,8 +60,9 @@ export function createTokenRefresher(deps: TokenRefresherDeps) {
         return { kind: 'refused', message: message } as const;
       }
       const answer = await requestToken(
-        provider.oauth.tokenUrl,
+        (deps.rebaseUrl ?? realOrigins)(provider.oauth.tokenUrl),
         {
+          ...provider.oauth.refreshParams,
           grant_type: 'refresh_token',
           refresh_token: current.refreshToken,
           client_id: app.clientId,
@@ -67,7 +70,7 @@ export function createTokenRefresher(deps: TokenRefresherDeps) {
           ...(provider.oauth.scopeOnRefresh ? { scope: provider.oauth.scopes.join(' ') } : {}),
         },
         deps.requestTimeoutMs,
-        current.refreshToken,
+        current,
       );
       if (!answer.ok) {
         const message = `${provider.displayName} refused to renew the access (${answer.error})`;

@@ -3,17 +3,28 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
-import { PROVIDERS } from '@pcg/shared/providers';
+import { createOriginRebaser, GOOGLE as GOOGLE_PROVIDER, PROVIDERS } from '@pcg/shared/providers';
 import { blockingConnection, openSyncProducer, type SyncJobResult } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
-import { startGraphDouble, startHomeAssistantDouble, startSimplefinDouble, type GraphDouble, type HomeAssistantDouble, type SimplefinDouble } from '@pcg/testkit/doubles';
+import {
+  startGoogleDouble,
+  startGraphDouble,
+  startHomeAssistantDouble,
+  startSimplefinDouble,
+  startWhoopDouble,
+  type GoogleDouble,
+  type GraphDouble,
+  type HomeAssistantDouble,
+  type SimplefinDouble,
+  type WhoopDouble,
+} from '@pcg/testkit/doubles';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { syncWorkerConfigSchema } from '../../src/config.ts';
 import type { ConnectionInfo, TokenRefreshResult } from '../../src/connectors/connector-types.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../src/service.ts';
 import { refreshThroughSignIns } from '../../src/sign-ins/refresh-credentials.ts';
 import { createTokenRefresher } from '../../src/sign-ins/token-refresh.ts';
-import { accountSourceIds, bridgeAskedLongAgo, connectionState, entityRows, insertBridgeConnection, insertGraphConnection, insertHubConnection, TEST_KEY, transactionRows, workerEnv } from '../helpers.ts';
+import { accountSourceIds, bridgeAskedLongAgo, connectionState, entityRows, insertBridgeConnection, insertGraphConnection, insertHubConnection, insertOAuthConnection, TEST_KEY, transactionRows, workerEnv } from '../helpers.ts';
 
 /**
  * The connector contract: one table of cases that every connector's double runs through. A connector
@@ -46,18 +57,32 @@ const refusedRefresh: TokenRefreshResult = { ok: false, reason: 'refused', messa
 const doubles: Array<{ close(): Promise<void> }> = [];
 /** One Graph double for the whole file: the provider's addresses are set once per process. */
 let graph: GraphDouble;
+/** One wearable double for the file: the worker's WHOOP_BASE_URL points at it. */
+let whoop: WhoopDouble;
+/** One Google double for the file: the worker's GOOGLE_BASE_URL points at it. */
+let google: GoogleDouble;
 
 beforeAll(async () => {
   graph = await startGraphDouble();
   doubles.push(graph);
+  whoop = await startWhoopDouble({ days: 5 });
+  doubles.push(whoop);
+  google = await startGoogleDouble();
+  doubles.push(google);
   const log = createCapturingLogger('sync-worker').log;
   // OAuth providers refresh through the sign-ins' own refresher, against their double.
-  const oauthRefresh = refreshThroughSignIns(createTokenRefresher({ db: testEnv.db, credentialsKey: TEST_KEY, log, requestTimeoutMs: 2_000 }));
+  const oauthRefresh = refreshThroughSignIns(
+    createTokenRefresher({ db: testEnv.db, credentialsKey: TEST_KEY, log, requestTimeoutMs: 2_000, rebaseUrl: createOriginRebaser({ WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url }) }),
+  );
   const refreshCredentials = async (connection: ConnectionInfo, current: unknown) => {
     refreshes.push(connection.id);
-    return connection.provider === 'microsoft' ? oauthRefresh(connection, current) : refusedRefresh;
+    return ['microsoft', 'whoop', 'google'].includes(connection.provider) ? oauthRefresh(connection, current) : refusedRefresh;
   };
-  worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv({ ...graph.env, SIMPLEFIN_ALLOW_LOOPBACK: 'true' }))), log, { refreshCredentials });
+  worker = await startSyncWorker(
+    loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv({ ...graph.env, SIMPLEFIN_ALLOW_LOOPBACK: 'true', WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url }))),
+    log,
+    { refreshCredentials },
+  );
   producer = await openSyncProducer(settings(), createCapturingLogger().log);
   queue = new Queue('sync', { connection: blockingConnection(settings(), 'contract'), prefix: bullmqPrefix(settings()) });
 });
@@ -369,7 +394,166 @@ const SIMPLEFIN: Subject = {
   },
 };
 
-const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN];
+/** A wearable connection that has had its first (full) sync and is scheduled. */
+async function syncedWhoop(): Promise<string> {
+  const id = await insertOAuthConnection(testEnv.db, { provider: 'whoop', sector: 'health', authorizeUrl: `${whoop.url}/oauth/oauth2/auth`, tokenUrl: `${whoop.url}/oauth/oauth2/token`, client: whoop.client });
+  await producer.schedule(id, 60);
+  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  return id;
+}
+
+const WHOOP: Subject = {
+  provider: 'whoop',
+  cases: {
+    'full sync': async () => {
+      const id = await insertOAuthConnection(testEnv.db, { provider: 'whoop', sector: 'health', authorizeUrl: `${whoop.url}/oauth/oauth2/auth`, tokenUrl: `${whoop.url}/oauth/oauth2/token`, client: whoop.client });
+      // Five nights, five workouts, and four scored recoveries of five metrics each (today's is pending).
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'full', written: 5 + 5 + 4 * 5, removed: 0 });
+    },
+    'incremental sync': async () => {
+      const id = await syncedWhoop();
+      whoop.addDay(0, { scored: true });
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental' });
+      expect((await connectionState(testEnv.db, id)).status).toBe('active');
+    },
+    'deletion at the source': async () => {
+      const id = await syncedWhoop();
+      const [newest] = [...whoop.workouts.values()].sort((a, b) => Date.parse(b.start) - Date.parse(a.start));
+      whoop.workouts.delete(newest?.id ?? '');
+      expect(result(await syncNow(id))).toMatchObject({ mode: 'incremental', removed: 1 });
+      whoop.addDay(0, { scored: true });
+    },
+    '401 → refresh → success': async () => {
+      const id = await syncedWhoop();
+      const before = whoop.state.refreshes;
+      whoop.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(whoop.state.refreshes).toBe(before + 1);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'refresh refused → needs sign-in': async () => {
+      const id = await syncedWhoop();
+      whoop.revokeGrant();
+      whoop.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('failed');
+      expect((await connectionState(testEnv.db, id)).status).toBe('needs_sign_in');
+      expect(await scheduled(id)).toBe(false);
+    },
+    '403 quota → rate limited and still scheduled': { doesNotApply: 'WHOOP signals its quota with 429 only; a 403 is a scope it was not granted' },
+    '429 with Retry-After': async () => {
+      const id = await syncedWhoop();
+      whoop.rateLimitNext('/developer/v2/activity/workout', 1);
+      const from = whoop.state.requests.length;
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(1);
+      const workouts = whoop.state.requests.slice(from).filter((request) => request.path === '/developer/v2/activity/workout');
+      expect((workouts[1]?.at ?? 0) - (workouts[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
+      expect(await scheduled(id)).toBe(true);
+    },
+    '5xx and timeouts with backoff': async () => {
+      const id = await syncedWhoop();
+      whoop.failNext('/developer/v2/recovery', 502, { times: 2 });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(3);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'cursor expired → one full resync': { doesNotApply: 'WHOOP reads by time window; there is no cursor the source can expire' },
+  },
+};
+
+/** A Google calendar connection that has had its first (full) sync and is scheduled. */
+async function googleCalendar(): Promise<string> {
+  return insertOAuthConnection(testEnv.db, { provider: 'google', sector: 'calendar', authorizeUrl: `${google.url}/o/oauth2/v2/auth`, tokenUrl: `${google.url}/token`, client: google.client, scopes: GOOGLE_PROVIDER.oauth?.scopes });
+}
+async function syncedGoogle(): Promise<string> {
+  const id = await googleCalendar();
+  await producer.schedule(id, 60);
+  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  return id;
+}
+
+const GOOGLE: Subject = {
+  provider: 'google',
+  cases: {
+    'full sync': async () => {
+      const id = await googleCalendar();
+      // Two selected calendars: six weekly occurrences, a timed and an all-day event, a birthday (the old event and the unticked calendar are not kept).
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'full', written: 6 + 2 + 1, removed: 0 });
+    },
+    'incremental sync': async () => {
+      const id = await syncedGoogle();
+      const from = google.state.requests.length;
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental', written: 0, removed: 0 });
+      expect(google.state.requests.slice(from).filter((call) => call.path.endsWith('/events')).every((call) => call.query.has('syncToken'))).toBe(true);
+    },
+    'deletion at the source': async () => {
+      const id = await syncedGoogle();
+      google.calendar.add({ id: `gone${Date.now()}`, calendarId: 'primary-calendar@example.com', summary: 'Soon gone', start: { date: '2099-01-01' }, end: { date: '2099-01-02' } });
+      const added = [...google.calendar.events.values()].at(-1);
+      google.calendar.add({ id: `kept${Date.now()}`, calendarId: 'primary-calendar@example.com', summary: 'Tomorrow', start: { dateTime: new Date(Date.now() + 86_400_000).toISOString(), timeZone: 'UTC' }, end: { dateTime: new Date(Date.now() + 90_000_000).toISOString(), timeZone: 'UTC' } });
+      expect(result(await syncNow(id))).toMatchObject({ mode: 'incremental', written: 1 });
+      google.calendar.cancel([...google.calendar.events.values()].at(-1)?.id ?? '');
+      google.calendar.cancel(added?.id ?? '');
+      expect(result(await syncNow(id))).toMatchObject({ mode: 'incremental', removed: 1 });
+    },
+    '401 → refresh → success': async () => {
+      const id = await syncedGoogle();
+      const before = google.state.refreshes;
+      google.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(google.state.refreshes).toBe(before + 1);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'refresh refused → needs sign-in': async () => {
+      const id = await syncedGoogle();
+      google.revokeGrant();
+      google.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('failed');
+      expect((await connectionState(testEnv.db, id)).status).toBe('needs_sign_in');
+      expect(await scheduled(id)).toBe(false);
+    },
+    '403 quota → rate limited and still scheduled': async () => {
+      const id = await syncedGoogle();
+      google.failNext('/calendar/v3/calendars/', 403, { reason: 'userRateLimitExceeded', headers: { 'retry-after': '1' } });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+      expect(await scheduled(id)).toBe(true);
+    },
+    '429 with Retry-After': async () => {
+      const id = await syncedGoogle();
+      google.failNext('/calendar/v3/users/me/calendarList', 429, { reason: 'rateLimitExceeded', headers: { 'retry-after': '1' } });
+      const from = google.state.requests.length;
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      const lists = google.state.requests.slice(from).filter((call) => call.path === '/calendar/v3/users/me/calendarList');
+      expect((lists[1]?.at ?? 0) - (lists[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
+      expect(await scheduled(id)).toBe(true);
+    },
+    '5xx and timeouts with backoff': async () => {
+      const id = await syncedGoogle();
+      google.failNext('/calendar/v3/calendars/', 503, { times: 2 });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(3);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'cursor expired → one full resync': async () => {
+      const id = await syncedGoogle();
+      google.calendar.expireSyncTokens();
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'full', removed: 0 });
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental' });
+    },
+  },
+};
+
+const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE];
 
 it('every provider runs the contract', () => {
   expect(SUBJECTS.map((subject) => subject.provider).sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import type { ConnectorContext, SyncOutcome } from '../connector-types.ts';
+import { googleReader, parseEach } from './google-api.ts';
+import { eventRecord, eventSourceId, GoogleEventSchema, inWindow, type CalendarInfo } from './calendar-mapping.ts';
+
+const OBJECT = 'calendar.event';
+const DAY_MS = 86_400_000;
+/** How far past the window's future edge a full sync keeps, so a sliding window re-lists weekly, not daily. */
+const HORIZON_SLACK_MS = 7 * DAY_MS;
+
+/** The sync window (spec 6): occurrences kept from `pastDays` back to `futureDays` ahead. */
+export type CalendarWindow = { pastDays: number; futureDays: number };
+export const DEFAULT_CALENDAR_WINDOW: CalendarWindow = { pastDays: 90, futureDays: 365 };
+
+const CalendarListSchema = z.object({
+  items: z.array(z.looseObject({ id: z.string(), summary: z.string().optional(), summaryOverride: z.string().optional(), timeZone: z.string().optional(), selected: z.boolean().optional(), hidden: z.boolean().optional(), deleted: z.boolean().optional() })).default([]),
+  nextPageToken: z.string().nullish(),
+});
+const EventsPageSchema = z.object({ items: z.array(z.unknown()).default([]), nextPageToken: z.string().nullish(), nextSyncToken: z.string().nullish(), timeZone: z.string().optional() });
+
+/** The future edge the last full sync kept occurrences to, and one sync token per calendar. */
+const CursorSchema = z.object({ horizon: z.number(), tokens: z.record(z.string(), z.string()) });
+type Cursor = z.infer<typeof CursorSchema>;
+
+/**
+ * Calendar v3 (reference §7.1) with sync tokens. Google refuses `timeMin`/`timeMax` beside a `syncToken`,
+ * so the listing is unbounded (`singleEvents=true`, one row per occurrence) and only the window's
+ * occurrences are kept. A full sync keeps them up to a horizon a week past the window's edge and stores
+ * it; once the window's edge passes the horizon, the next sync lists in full again, so occurrences that
+ * came into the window are taken and those that left it are removed.
+ */
+export async function syncCalendar(context: ConnectorContext, apiBase: string, window: CalendarWindow): Promise<SyncOutcome> {
+  const now = Date.now();
+  const from = now - window.pastDays * DAY_MS;
+  const to = now + window.futureDays * DAY_MS;
+  const previous = CursorSchema.safeParse(context.cursor);
+  const cursor: Cursor | undefined = previous.success && previous.data.horizon >= to ? previous.data : undefined;
+  const horizon = cursor?.horizon ?? to + HORIZON_SLACK_MS;
+  const pages = googleReader(context, 'Google Calendar');
+
+  const calendars: CalendarInfo[] = [];
+  for await (const page of pages(`${apiBase}/users/me/calendarList`, { maxResults: '250' }, CalendarListSchema)) {
+    for (const entry of page.items) {
+      // The calendars the person ticked in Google: hidden, unticked or deleted ones are not read.
+      if (entry.selected === true && entry.hidden !== true && entry.deleted !== true) calendars.push({ id: entry.id, name: entry.summaryOverride ?? entry.summary ?? entry.id, timeZone: entry.timeZone });
+    }
+  }
+
+  const tokens: Cursor['tokens'] = {};
+  const listed = new Set<string>();
+  const known = await context.cache.sourceIds(OBJECT);
+  for (const calendar of calendars) {
+    const token = cursor?.tokens[calendar.id];
+    const records: Array<ReturnType<typeof eventRecord>> = [];
+    const gone: string[] = [];
+    let nextSyncToken: string | undefined;
+    const query = { singleEvents: 'true', maxResults: '2500', ...(token ? { syncToken: token } : {}) };
+    for await (const page of pages(`${apiBase}/calendars/${encodeURIComponent(calendar.id)}/events`, query, EventsPageSchema)) {
+      for (const event of parseEach(context, 'Google Calendar event', GoogleEventSchema, page.items)) {
+        const id = eventSourceId(calendar.id, event.id);
+        if (event.status === 'cancelled') {
+          gone.push(id);
+          // A cancelled series arrives as its own id: its occurrences are `<series>_<original start>`.
+          if (!event.recurringEventId) gone.push(...known.filter((candidate) => candidate.startsWith(`${id}_`)));
+        } else if (inWindow(event, from, horizon)) {
+          records.push(eventRecord({ ...calendar, timeZone: calendar.timeZone ?? page.timeZone }, event));
+        } else {
+          gone.push(id);
+        }
+      }
+      if (page.nextSyncToken) nextSyncToken = page.nextSyncToken;
+    }
+    if (records.length > 0) await context.cache.upsert(OBJECT, records);
+    for (const record of records) listed.add(record.source_id);
+    const removable = gone.filter((id) => known.includes(id) && !listed.has(id));
+    if (removable.length > 0) await context.cache.remove(OBJECT, removable);
+    if (nextSyncToken) tokens[calendar.id] = nextSyncToken;
+  }
+
+  // A full listing names every row that should be here; an incremental one drops the calendars unticked since.
+  const kept = new Set(calendars.map((calendar) => `${calendar.id}/`));
+  const stale = cursor
+    ? known.filter((id) => ![...kept].some((prefix) => id.startsWith(prefix)))
+    : known.filter((id) => !listed.has(id));
+  if (stale.length > 0) await context.cache.remove(OBJECT, stale);
+  return { mode: cursor ? 'incremental' : 'full', cursor: { horizon, tokens } satisfies Cursor };
+}

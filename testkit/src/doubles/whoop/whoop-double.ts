@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { whoopDay, WHOOP_USER_ID, type WhoopRecoveryRecord, type WhoopSleepRecord, type WhoopWorkoutRecord } from './whoop-fixtures.ts';
+
+/**
+ * A local WHOOP (reference §3) for tests and the demo: its OAuth server (authorization code, refresh
+ * tokens that rotate — the old one is refused at once — and a granted scope list the test narrows) and
+ * the v2 API: collections sorted by start descending, `limit` at most 25, `start` inclusive, `end`
+ * exclusive, an opaque `nextToken` query parameter answered by a `next_token` body field, scopes
+ * enforced per collection, mixed `score_state`s, and 429 with the three `X-RateLimit-*` headers.
+ */
+export type WhoopDoubleOptions = { clientId?: string; clientSecret?: string; port?: number; days?: number };
+
+type Fault = { prefix: string; status: number; headers: Record<string, string>; remaining: number };
+
+export async function startWhoopDouble(options: WhoopDoubleOptions = {}) {
+  const client = { clientId: options.clientId ?? 'whoop-client', clientSecret: options.clientSecret ?? 'whoop-secret' };
+  const codes = new Map<string, { redirectUri: string; scopes: string[] }>();
+  const access = new Map<string, string[]>();
+  const refresh = new Map<string, string[]>();
+  const sleeps = new Map<string, WhoopSleepRecord>();
+  const workouts = new Map<string, WhoopWorkoutRecord>();
+  const recoveries = new Map<number, WhoopRecoveryRecord>();
+  const faults: Fault[] = [];
+  const state = {
+    grantedScopes: ['offline', 'read:recovery', 'read:sleep', 'read:workout', 'read:profile'],
+    /** Every refresh token presented to `/token`, in order, accepted or not. */
+    presentedRefreshTokens: [] as string[],
+    refreshes: 0,
+    unauthorized: 0,
+    requests: [] as Array<{ path: string; query: URLSearchParams; at: number }>,
+  };
+  const issue = (kind: string) => `whoop-${kind}-${randomBytes(12).toString('base64url')}`;
+  const now = Date.now();
+  for (let day = 0; day < (options.days ?? 10); day += 1) addDay(day, { scored: day > 0 });
+
+  function addDay(daysAgo: number, dayOptions: { scored?: boolean } = {}) {
+    const { sleep, recovery, workout } = whoopDay(now, daysAgo, dayOptions);
+    sleeps.set(sleep.id, sleep);
+    workouts.set(workout.id, workout);
+    recoveries.set(recovery.cycle_id, recovery);
+    return { sleep, recovery, workout };
+  }
+
+  const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const readForm = async (req: IncomingMessage) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  };
+  const tokens = (scopes: string[]) => {
+    const accessToken = issue('access');
+    access.set(accessToken, scopes);
+    // Only `offline` earns a refresh token (reference §3.1).
+    const refreshToken = scopes.includes('offline') ? issue('refresh') : undefined;
+    if (refreshToken) refresh.set(refreshToken, scopes);
+    return { access_token: accessToken, ...(refreshToken ? { refresh_token: refreshToken } : {}), expires_in: 3600, scope: scopes.join(' '), token_type: 'bearer' };
+  };
+
+  /** Collections: sorted by start descending; `start` inclusive, `end` exclusive (records that intersect `end` included). */
+  function page<T>(res: ServerResponse, query: URLSearchParams, items: T[], startOf: (item: T) => string) {
+    const limit = Number(query.get('limit') ?? '10');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 25) return json(res, 400, { message: 'limit must be between 1 and 25' });
+    const from = query.get('start') ? Date.parse(query.get('start') ?? '') : -Infinity;
+    const to = query.get('end') ? Date.parse(query.get('end') ?? '') : Infinity;
+    if (Number.isNaN(from) || Number.isNaN(to)) return json(res, 400, { message: 'start and end must be date-times' });
+    const matching = items
+      .filter((item) => Date.parse(startOf(item)) >= from && Date.parse(startOf(item)) < to)
+      .sort((a, b) => Date.parse(startOf(b)) - Date.parse(startOf(a)));
+    const offset = query.get('nextToken') ? Number(Buffer.from(query.get('nextToken') ?? '', 'base64url').toString('utf8').replace(/^offset:/, '')) : 0;
+    if (!Number.isInteger(offset) || offset < 0) return json(res, 400, { message: 'invalid nextToken' });
+    const slice = matching.slice(offset, offset + limit);
+    const more = offset + limit < matching.length;
+    return json(res, 200, { records: slice, ...(more ? { next_token: Buffer.from(`offset:${offset + limit}`).toString('base64url') } : {}) });
+  }
+
+  const COLLECTIONS: Record<string, { scope: string; serve: (res: ServerResponse, query: URLSearchParams) => void }> = {
+    '/developer/v2/activity/sleep': { scope: 'read:sleep', serve: (res, q) => page(res, q, [...sleeps.values()], (s) => s.start) },
+    '/developer/v2/activity/workout': { scope: 'read:workout', serve: (res, q) => page(res, q, [...workouts.values()], (w) => w.start) },
+    '/developer/v2/recovery': {
+      scope: 'read:recovery',
+      // Recoveries sort and filter by the start of the sleep they follow.
+      serve: (res, q) => page(res, q, [...recoveries.values()], (r) => sleeps.get(r.sleep_id)?.start ?? r.created_at),
+    },
+    '/developer/v2/user/profile/basic': {
+      scope: 'read:profile',
+      serve: (res) => json(res, 200, { user_id: WHOOP_USER_ID, email: 'demo.runner@example.com', first_name: 'Demo', last_name: 'Runner' }),
+    },
+  };
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://double');
+      state.requests.push({ path: url.pathname, query: url.searchParams, at: Date.now() });
+      if (req.method === 'GET' && url.pathname === '/oauth/oauth2/auth') {
+        if (url.searchParams.get('client_id') !== client.clientId) return json(res, 400, { error: 'invalid_client' });
+        const redirectUri = url.searchParams.get('redirect_uri') ?? '';
+        const code = issue('code');
+        codes.set(code, { redirectUri, scopes: [...state.grantedScopes] });
+        const back = new URL(redirectUri);
+        back.searchParams.set('code', code);
+        back.searchParams.set('state', url.searchParams.get('state') ?? '');
+        res.writeHead(302, { location: back.toString() });
+        return res.end();
+      }
+      if (req.method === 'POST' && url.pathname === '/oauth/oauth2/token') {
+        const form = await readForm(req);
+        if (form.get('client_id') !== client.clientId || form.get('client_secret') !== client.clientSecret) return json(res, 401, { error: 'invalid_client' });
+        if (form.get('grant_type') === 'authorization_code') {
+          const pending = codes.get(form.get('code') ?? '');
+          codes.delete(form.get('code') ?? '');
+          if (!pending || pending.redirectUri !== form.get('redirect_uri')) return json(res, 400, { error: 'invalid_grant' });
+          return json(res, 200, tokens(pending.scopes));
+        }
+        if (form.get('grant_type') === 'refresh_token') {
+          const presented = form.get('refresh_token') ?? '';
+          state.presentedRefreshTokens.push(presented);
+          const scopes = refresh.get(presented);
+          // Rotation: a refresh token works once.
+          if (!scopes || !refresh.delete(presented)) return json(res, 400, { error: 'invalid_grant', error_description: 'refresh token revoked or already used' });
+          if (form.get('scope') !== 'offline') return json(res, 400, { error: 'invalid_scope', error_description: 'refresh requires scope=offline' });
+          state.refreshes += 1;
+          return json(res, 200, tokens(scopes));
+        }
+        return json(res, 400, { error: 'unsupported_grant_type' });
+      }
+      const collection = req.method === 'GET' ? COLLECTIONS[url.pathname] : undefined;
+      if (!collection) return json(res, 404, { message: 'not found' });
+      const fault = faults.find((candidate) => url.pathname.startsWith(candidate.prefix) && candidate.remaining > 0);
+      if (fault) {
+        fault.remaining -= 1;
+        return json(res, fault.status, { message: `fault ${fault.status}` }, fault.headers);
+      }
+      const scopes = access.get((req.headers.authorization ?? '').replace(/^Bearer /i, ''));
+      if (!scopes) {
+        state.unauthorized += 1;
+        return json(res, 401, { message: 'Authorization was not valid' });
+      }
+      if (!scopes.includes(collection.scope)) return json(res, 403, { message: `missing scope ${collection.scope}` });
+      return collection.serve(res, url.searchParams);
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    client,
+    state,
+    /** Adds (or replaces) the day `daysAgo` days back: a sleep, its recovery and a workout. */
+    addDay,
+    sleeps,
+    workouts,
+    recoveries,
+    /** Every access token stops working (they expired). */
+    expireAccessTokens: () => access.clear(),
+    /** The person revoked the app: every refresh is `invalid_grant`. */
+    revokeGrant: () => refresh.clear(),
+    /** The next `times` requests under `prefix` answer `status` with `headers`. */
+    failNext(prefix: string, status: number, fault: { times?: number; headers?: Record<string, string> } = {}) {
+      faults.push({ prefix, status, headers: fault.headers ?? {}, remaining: fault.times ?? 1 });
+    },
+    /** WHOOP's own 429: the three rate-limit headers, the reset in seconds. */
+    rateLimitNext(prefix: string, resetSeconds: number) {
+      faults.push({ prefix, status: 429, headers: { 'x-ratelimit-limit': '100, 100;window=60, 10000;window=86400', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(resetSeconds) }, remaining: 1 });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export type WhoopDouble = Awaited<ReturnType<typeof startWhoopDouble>>;
