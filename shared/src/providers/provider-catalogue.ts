@@ -1,13 +1,15 @@
 import { HEALTH_AUTO_EXPORT } from './health-auto-export.ts';
 import { HOME_ASSISTANT } from './home-assistant.ts';
+import { ICLOUD } from './icloud.ts';
 import type { ProviderDescriptor } from './provider-types.ts';
 
 export * from './provider-types.ts';
 export * from './home-assistant.ts';
 export * from './health-auto-export.ts';
+export * from './icloud.ts';
 
 /** Every provider kind, each declared in its own file (descriptor, credentials schema, scope → sector rule). */
-export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT];
+export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, ICLOUD];
 
 const byKind = new Map(PROVIDERS.map((provider) => [provider.kind, provider]));
 

@@ -88,7 +88,7 @@ export function adminSurface(): Surface {
       const name = fc.oneof(fc.constantFrom('fuzz-other', 'a', 'x'.repeat(300)), hostileText).filter((value) => !protectedNames.has(value));
       const id = fc.oneof(pathSegment, fc.constant('00000000-0000-4000-8000-000000000000')).filter((value) => value !== stack.connectionId);
       const agentBody = fc.oneof(fc.record({ name, sectors: fc.oneof(fc.array(plausible([...SECTORS, '*']), { maxLength: 4 }), hostileJson), expiresInDays: fc.oneof(hostileNumber, fc.constant(null), hostileText) }, { requiredKeys: [] }), hostileJson, brokenJsonText);
-      const connectionBody = fc.oneof(fc.record({ provider: plausible(['home-assistant', 'health-auto-export']), displayName: hostileText, syncIntervalMinutes: hostileNumber, credentials: fc.oneof(fc.record({ baseUrl: plausible(['http://127.0.0.1:9', 'file:///etc/passwd', 'http://[::1]:1']), token: hostileText }), hostileJson) }, { requiredKeys: [] }), hostileJson, brokenJsonText);
+      const connectionBody = fc.oneof(fc.record({ provider: plausible(['home-assistant', 'health-auto-export', 'icloud']), displayName: hostileText, syncIntervalMinutes: hostileNumber, credentials: fc.oneof(fc.record({ baseUrl: plausible(['http://127.0.0.1:9', 'file:///etc/passwd', 'http://[::1]:1']), token: hostileText }), fc.record({ appleId: plausible(['person@icloud.com', 'a@b']), appPassword: plausible(['abcd-efgh-ijkl-mnop', 'password']) }), hostileJson) }, { requiredKeys: [] }), hostileJson, brokenJsonText);
       const segment = (value: string) => encodeURIComponent(value.replace(/[\ud800-\udfff]/g, '\ufffd')).slice(0, 600);
       return fc
         .oneof(

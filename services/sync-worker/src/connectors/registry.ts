@@ -2,6 +2,7 @@ import { findProvider, PROVIDERS } from '@pcg/shared/providers';
 import type { Connector } from './connector-types.ts';
 import { healthAutoExportConnector } from './health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from './home-assistant/home-assistant-connector.ts';
+import { icloudConnector } from './icloud/icloud-connector.ts';
 
 export type ConnectorRegistry = {
   get(provider: string): Connector | undefined;
@@ -12,7 +13,7 @@ export type ConnectorRegistry = {
  * The connectors by provider kind. Refuses at boot a duplicate, a connector for an unknown provider,
  * a provider without a connector, and any read-only provider that declares actions (spec 1.8).
  */
-export function createConnectorRegistry(connectors: readonly Connector[] = [homeAssistantConnector, healthAutoExportConnector]): ConnectorRegistry {
+export function createConnectorRegistry(connectors: readonly Connector[] = [homeAssistantConnector, healthAutoExportConnector, icloudConnector]): ConnectorRegistry {
   const byKind = new Map<string, Connector>();
   for (const connector of connectors) {
     const kind = connector.provider.kind;
