@@ -1,6 +1,7 @@
 import { ICLOUD, ICloudCredentialsSchema, type ICloudCredentials } from '@pcg/shared/providers';
 import type { Connector, ConnectorContext, SyncOutcome } from '../connector-types.ts';
 import { SourceAuthError, SourceRejectedError } from '../kit/source-errors.ts';
+import { syncCalendar } from './calendar-sync.ts';
 import { syncContacts } from './contacts-sync.ts';
 import { createGuardedFetch } from './icloud-guard.ts';
 import type { PinnedImapOptions } from './icloud-imap-pin.ts';
@@ -41,6 +42,8 @@ export function createICloudConnector(options: ICloudConnectorOptions = {}): Con
     actions: [],
     async sync(context): Promise<SyncOutcome> {
       switch (context.connection.sector) {
+        case 'calendar':
+          return syncCalendar(context, webDav(context), new URL(options.caldavUrl ?? ICLOUD_CALDAV_URL));
         case 'contacts':
           return syncContacts(context, webDav(context), new URL(options.carddavUrl ?? ICLOUD_CARDDAV_URL));
         default:

@@ -12,7 +12,8 @@ export type Multistatus = { responses: DavResponse[]; syncToken: string | undefi
 // collide. Values stay strings: a sync token "0" and an ETag are opaque, never numbers.
 const parser = new XMLParser({
   removeNSPrefix: true,
-  ignoreAttributes: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '@_',
   parseTagValue: false,
   trimValues: true,
   isArray: (name) => name === 'response' || name === 'propstat' || name === 'href',
@@ -23,8 +24,8 @@ function statusCode(line: unknown): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-const record = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
-const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : value === undefined ? [] : [value]);
+export const record = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : value === undefined ? [] : [value]);
 
 /** Text of an element that may be a string or `{ '#text': … }`; undefined when absent. */
 export function text(value: unknown): string | undefined {
