@@ -2,6 +2,7 @@ import { GOOGLE } from './google.ts';
 import { HEALTH_AUTO_EXPORT } from './health-auto-export.ts';
 import { HOME_ASSISTANT } from './home-assistant.ts';
 import { MICROSOFT, microsoftProvider, type MicrosoftEndpoints } from './microsoft.ts';
+import { ICLOUD } from './icloud.ts';
 import type { ProviderDescriptor } from './provider-types.ts';
 import { SIMPLEFIN } from './simplefin.ts';
 import { WHOOP } from './whoop.ts';
@@ -14,9 +15,10 @@ export * from './simplefin.ts';
 export * from './provider-origins.ts';
 export * from './whoop.ts';
 export * from './google.ts';
+export * from './icloud.ts';
 
 /** Every provider kind, each declared in its own file (descriptor, credentials schema, scope → sector rule). */
-export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE];
+export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE, ICLOUD];
 
 const byKind = new Map(PROVIDERS.map((provider) => [provider.kind, provider]));
 

@@ -9,3 +9,7 @@ export * from './simplefin/simplefin-double.ts';
 export * from './whoop/whoop-fixtures.ts';
 export * from './whoop/whoop-double.ts';
 export * from './google/google-double.ts';
+export * from './icloud/test-ca.ts';
+export * from './icloud/local-transport.ts';
+export * from './icloud/local-servers.ts';
+export * from './icloud/dav-seeder.ts';

@@ -7,6 +7,7 @@ import { homeAssistantConnector } from './home-assistant/home-assistant-connecto
 import { microsoftConnector } from './microsoft/microsoft-connector.ts';
 import { simplefinConnector } from './simplefin/simplefin-connector.ts';
 import { createWhoopConnector } from './whoop/whoop-connector.ts';
+import { icloudConnector } from './icloud/icloud-connector.ts';
 
 export type ConnectorRegistry = {
   get(provider: string): Connector | undefined;
@@ -20,6 +21,7 @@ export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins, calendarWi
     healthAutoExportConnector,
     microsoftConnector,
     simplefinConnector,
+    icloudConnector,
     createWhoopConnector({ apiBase: rebaseUrl(WHOOP_API_BASE) }),
     createGoogleConnector({ calendarBase: rebaseUrl(GOOGLE_CALENDAR_API_BASE), peopleBase: rebaseUrl(GOOGLE_PEOPLE_API_BASE), window: calendarWindow }),
   ];

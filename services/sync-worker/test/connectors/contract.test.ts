@@ -3,10 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
+import { sealCredentials } from '@pcg/shared/crypto';
+import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { createOriginRebaser, GOOGLE as GOOGLE_PROVIDER, PROVIDERS } from '@pcg/shared/providers';
 import { blockingConnection, openSyncProducer, type SyncJobResult } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
 import {
+  createDavSeeder,
+  createLoopbackFetch,
+  radicaleMissing,
+  startRadicale,
+  type LocalServer,
   startGoogleDouble,
   startGraphDouble,
   startHomeAssistantDouble,
@@ -21,10 +28,13 @@ import {
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { syncWorkerConfigSchema } from '../../src/config.ts';
 import type { ConnectionInfo, TokenRefreshResult } from '../../src/connectors/connector-types.ts';
+import { createICloudConnector } from '../../src/connectors/icloud/icloud-connector.ts';
+import { defaultConnectors } from '../../src/connectors/registry.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../src/service.ts';
 import { refreshThroughSignIns } from '../../src/sign-ins/refresh-credentials.ts';
 import { createTokenRefresher } from '../../src/sign-ins/token-refresh.ts';
 import { accountSourceIds, bridgeAskedLongAgo, connectionState, entityRows, insertBridgeConnection, insertGraphConnection, insertHubConnection, insertOAuthConnection, TEST_KEY, transactionRows, workerEnv } from '../helpers.ts';
+import { ACCOUNT, icloudCertificates, insertICloudSignIn, setCursor } from '../icloud/icloud-setup.ts';
 
 /**
  * The connector contract: one table of cases that every connector's double runs through. A connector
@@ -55,6 +65,8 @@ let queue: Queue;
 const refreshes: string[] = [];
 const refusedRefresh: TokenRefreshResult = { ok: false, reason: 'refused', message: 'invalid_grant' };
 const doubles: Array<{ close(): Promise<void> }> = [];
+const ICLOUD_BOOK = `/${ACCOUNT.appleId}/contacts/`;
+let icloud: { radicale: LocalServer; seed: ReturnType<typeof createDavSeeder>; connector: ReturnType<typeof createICloudConnector> } | undefined;
 /** One Graph double for the whole file: the provider's addresses are set once per process. */
 let graph: GraphDouble;
 /** One wearable double for the file: the worker's WHOOP_BASE_URL points at it. */
@@ -78,10 +90,22 @@ beforeAll(async () => {
     refreshes.push(connection.id);
     return ['microsoft', 'whoop', 'google'].includes(connection.provider) ? oauthRefresh(connection, current) : refusedRefresh;
   };
+  // iCloud plays against a real CardDAV server (Radicale) when it is installed (CI installs it).
+  if (radicaleMissing() === undefined) {
+    const certs = icloudCertificates();
+    const radicale = await startRadicale(certs, { name: ACCOUNT.appleId, password: ACCOUNT.appPassword });
+    const transport = createLoopbackFetch(certs.ca);
+    const base = `https://contacts.icloud.com:${radicale.port}/`;
+    icloud = { radicale, seed: createDavSeeder({ base, fetch: transport.fetch, user: ACCOUNT.appleId, password: ACCOUNT.appPassword }), connector: createICloudConnector({ carddavUrl: base, transport: transport.fetch }) };
+    await icloud.seed.addressBook(ICLOUD_BOOK, 'Contacts');
+    doubles.push({ close: async () => (await transport.close(), await radicale.stop(), certs.dispose()) });
+  }
+  const rebaseUrl = createOriginRebaser({ WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url });
+  const connectors = defaultConnectors(rebaseUrl).map((connector) => (icloud && connector.provider.kind === 'icloud' ? icloud.connector : connector));
   worker = await startSyncWorker(
     loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv({ ...graph.env, SIMPLEFIN_ALLOW_LOOPBACK: 'true', WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url }))),
     log,
-    { refreshCredentials },
+    { refreshCredentials, connectors },
   );
   producer = await openSyncProducer(settings(), createCapturingLogger().log);
   queue = new Queue('sync', { connection: blockingConnection(settings(), 'contract'), prefix: bullmqPrefix(settings()) });
@@ -553,7 +577,68 @@ const GOOGLE: Subject = {
   },
 };
 
-const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE];
+const vcard = (uid: string, name: string) => ['BEGIN:VCARD', 'VERSION:3.0', `FN:${name}`, `N:${name};;;;`, `UID:${uid}`, 'END:VCARD', ''].join('\r\n');
+const contactNames = async (id: string) =>
+  (await testEnv.db.anyFirst(sql.unsafe`SELECT display_name FROM contacts_entries WHERE connection_id = ${id}::uuid ORDER BY display_name`)) as string[];
+/** The iCloud contacts connection after its first sync of one address book holding `cards`. */
+async function syncedICloud(cards: Record<string, string>): Promise<string> {
+  if (!icloud) throw new Error(radicaleMissing());
+  for (const [file, name] of Object.entries(cards)) await icloud.seed.putVCard(`${ICLOUD_BOOK}${file}`, vcard(file, name));
+  const { contacts } = await insertICloudSignIn(testEnv.db);
+  expect(result(await syncNow(contacts))).toMatchObject({ outcome: 'synced', mode: 'full' });
+  return contacts;
+}
+const RADICALE_ONLY = 'not played: the real CardDAV server (Radicale) cannot be made to answer it, and no double stands in for iCloud';
+const ICLOUD: Subject = {
+  provider: 'icloud',
+  cases: {
+    'full sync': async () => {
+      const id = await syncedICloud({ 'c-full-1.vcf': 'Full One', 'c-full-2.vcf': 'Full Two' });
+      expect(await contactNames(id)).toEqual(expect.arrayContaining(['Full One', 'Full Two']));
+    },
+    'incremental sync': async () => {
+      const id = await syncedICloud({ 'c-inc-1.vcf': 'Inc One' });
+      await icloud?.seed.putVCard(`${ICLOUD_BOOK}c-inc-2.vcf`, vcard('c-inc-2', 'Inc Two'));
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental', written: 1 });
+      expect(await contactNames(id)).toContain('Inc Two');
+    },
+    'deletion at the source': async () => {
+      const id = await syncedICloud({ 'c-del.vcf': 'Del One' });
+      await icloud?.seed.remove(`${ICLOUD_BOOK}c-del.vcf`);
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental' });
+      expect(await contactNames(id)).not.toContain('Del One');
+    },
+    '401 → refresh → success': { doesNotApply: 'an app-specific password cannot be refreshed; a 401 needs a new one' },
+    'refresh refused → needs sign-in': async () => {
+      const id = await syncedICloud({});
+      const asked = refreshes.length;
+      const signInId = String(await testEnv.db.oneFirst(sql.unsafe`SELECT sign_in_id FROM connections WHERE id = ${id}::uuid`));
+      // Another app-specific password than the server's: what a revoked one looks like.
+      await createSignInQueries(testEnv.db).replaceCredentials(signInId, sealCredentials(TEST_KEY, { ...ACCOUNT, appPassword: 'zzzz-zzzz-zzzz-zzzz' }, signInId));
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('failed');
+      expect(refreshes.length).toBe(asked);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'needs_sign_in' });
+    },
+    '403 quota → rate limited and still scheduled': { doesNotApply: 'iCloud documents no quota answer; its 403 means the password may not read' },
+    '429 with Retry-After': { doesNotApply: RADICALE_ONLY },
+    '5xx and timeouts with backoff': { doesNotApply: RADICALE_ONLY },
+    'cursor expired → one full resync': async () => {
+      const id = await syncedICloud({ 'c-exp.vcf': 'Exp One' });
+      const { sync_cursor: cursor } = await connectionState(testEnv.db, id);
+      const stale = structuredClone(cursor) as { collections: Record<string, { token: string | null }> };
+      for (const state of Object.values(stale.collections)) state.token = 'http://radicale.org/ns/sync/unknown';
+      await setCursor(testEnv.db, id, stale);
+      const job = await syncNow(id);
+      expect(job.attemptsMade).toBe(1);
+      expect(result(job)).toMatchObject({ outcome: 'synced', mode: 'full' });
+      const names = await contactNames(id);
+      expect(names.filter((name) => name === 'Exp One')).toHaveLength(1);
+    },
+  },
+};
+
+const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE, ICLOUD];
 
 it('every provider runs the contract', () => {
   expect(SUBJECTS.map((subject) => subject.provider).sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());

@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import { Queue, type Job } from 'bullmq';
+import { loadConfig } from '@pcg/shared/config';
+import { createConnectionQueries } from '@pcg/shared/connections';
+import { sealCredentials } from '@pcg/shared/crypto';
+import { sql, type DatabasePool } from '@pcg/shared/db';
+import { blockingConnection, openSyncProducer, type SyncJobResult } from '@pcg/shared/queues';
+import { bullmqPrefix } from '@pcg/shared/redis';
+import { createSignInQueries } from '@pcg/shared/sign-ins';
+import { createLoopbackFetch, createTestCertificates, type TestCertificates } from '@pcg/testkit/doubles';
+import { createCapturingLogger, waitFor, type TestEnvironment } from '@pcg/testkit/testing';
+import { syncWorkerConfigSchema } from '../../src/config.ts';
+import { healthAutoExportConnector } from '../../src/connectors/health-auto-export/health-auto-export-connector.ts';
+import { homeAssistantConnector } from '../../src/connectors/home-assistant/home-assistant-connector.ts';
+import { createICloudConnector, type ICloudConnectorOptions } from '../../src/connectors/icloud/icloud-connector.ts';
+import { startSyncWorker, type RunningSyncWorker } from '../../src/service.ts';
+import { TEST_KEY, workerEnv } from '../helpers.ts';
+
+/** The account every iCloud test signs in with; the local servers know it. */
+export const ACCOUNT = { appleId: 'person@icloud.com', appPassword: 'abcd-efgh-ijkl-mnop' } as const;
+
+export function icloudCertificates(): TestCertificates {
+  return createTestCertificates(['*.icloud.com', 'imap.mail.me.com']);
+}
+
+export type ICloudRig = {
+  worker: RunningSyncWorker;
+  transport: ReturnType<typeof createLoopbackFetch>;
+  syncNow(connectionId: string): Promise<{ job: Job; result: SyncJobResult }>;
+  close(): Promise<void>;
+};
+
+/** A sync-worker whose iCloud connector reaches the local servers through the guard (only the transport is local). */
+export async function startICloudRig(testEnv: TestEnvironment, certs: TestCertificates, connector: Omit<ICloudConnectorOptions, 'transport'>): Promise<ICloudRig> {
+  const transport = createLoopbackFetch(certs.ca);
+  const icloud = createICloudConnector({ ...connector, transport: transport.fetch });
+  const env = testEnv.env(workerEnv({ SOURCE_TIMEOUT_MS: '15000' }));
+  const worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, env), createCapturingLogger('sync-worker').log, {
+    connectors: [homeAssistantConnector, healthAutoExportConnector, icloud],
+  });
+  const settings = { REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix };
+  const producer = await openSyncProducer(settings, createCapturingLogger().log);
+  const queue = new Queue('sync', { connection: blockingConnection(settings, 'icloud'), prefix: bullmqPrefix(settings) });
+  return {
+    worker,
+    transport,
+    async syncNow(connectionId) {
+      const jobId = await producer.requestSync(connectionId);
+      await waitFor(
+        async () => {
+          const state = await queue.getJobState(jobId);
+          return state === 'completed' || state === 'failed' ? true : undefined;
+        },
+        30_000,
+        `sync job ${jobId} to finish`,
+      );
+      const job = await queue.getJob(jobId);
+      if (!job) throw new Error(`job ${jobId} vanished`);
+      return { job, result: job.returnvalue as SyncJobResult };
+    },
+    async close() {
+      await worker.close();
+      await producer.close();
+      await queue.close();
+      await transport.close();
+    },
+  };
+}
+
+/** The iCloud sign-in and its three connections, as the Console makes them (one per sector). */
+export async function insertICloudSignIn(db: DatabasePool): Promise<Record<'calendar' | 'contacts' | 'mail', string>> {
+  const signInId = randomUUID();
+  const ids = { calendar: randomUUID(), contacts: randomUUID(), mail: randomUUID() };
+  await db.transaction(async (tx) => {
+    await createSignInQueries(tx).insert({ id: signInId, provider: 'icloud', sealed: sealCredentials(TEST_KEY, ACCOUNT, signInId), grantedScopes: [], accountId: null });
+    const connections = createConnectionQueries(tx);
+    for (const sector of ['calendar', 'contacts', 'mail'] as const) {
+      await connections.insert({ id: ids[sector], provider: 'icloud', sector, displayName: 'iCloud', signInId, ingestSecretHash: null, syncIntervalMinutes: 15 });
+    }
+  });
+  return ids;
+}
+
+/** Replaces the stored cursor, to play a token the server no longer knows. */
+export async function setCursor(db: DatabasePool, connectionId: string, cursor: unknown): Promise<void> {
+  await db.query(sql.unsafe`UPDATE connections SET sync_cursor = ${sql.jsonb(cursor as Parameters<typeof sql.jsonb>[0])} WHERE id = ${connectionId}::uuid`);
+}
