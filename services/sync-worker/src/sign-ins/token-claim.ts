@@ -55,7 +55,7 @@ export function createTokenClaimRunner(deps: TokenClaimDeps) {
 
     let response: Response;
     try {
-      response = await fetch(claimUrl, { method: 'POST', headers: { 'content-length': '0' }, redirect: 'manual', signal: AbortSignal.timeout(deps.requestTimeoutMs) });
+      response = await fetch(claimUrl, { method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(deps.requestTimeoutMs) });
     } catch {
       return refused('unreachable', CLAIM_UNANSWERED);
     }

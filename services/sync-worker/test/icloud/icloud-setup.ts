@@ -10,9 +10,8 @@ import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { createLoopbackFetch, createTestCertificates, type TestCertificates } from '@pcg/testkit/doubles';
 import { createCapturingLogger, waitFor, type TestEnvironment } from '@pcg/testkit/testing';
 import { syncWorkerConfigSchema } from '../../src/config.ts';
-import { healthAutoExportConnector } from '../../src/connectors/health-auto-export/health-auto-export-connector.ts';
-import { homeAssistantConnector } from '../../src/connectors/home-assistant/home-assistant-connector.ts';
 import { createICloudConnector, type ICloudConnectorOptions } from '../../src/connectors/icloud/icloud-connector.ts';
+import { CONNECTORS } from '../../src/connectors/registry.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../src/service.ts';
 import { TEST_KEY, workerEnv } from '../helpers.ts';
 
@@ -36,7 +35,7 @@ export async function startICloudRig(testEnv: TestEnvironment, certs: TestCertif
   const icloud = createICloudConnector({ ...connector, transport: transport.fetch });
   const env = testEnv.env(workerEnv({ SOURCE_TIMEOUT_MS: '15000' }));
   const worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, env), createCapturingLogger('sync-worker').log, {
-    connectors: [homeAssistantConnector, healthAutoExportConnector, icloud],
+    connectors: CONNECTORS.map((other) => (other.provider.kind === 'icloud' ? icloud : other)),
   });
   const settings = { REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix };
   const producer = await openSyncProducer(settings, createCapturingLogger().log);
