@@ -320,7 +320,7 @@ describe('the Console page, in Chromium, on the four real processes', () => {
     const { page } = opened;
     await page.getByRole('textbox', { name: 'Public origin', exact: true }).fill('https://pcg.example.com/mcp');
     await page.getByRole('button', { name: 'Save origin' }).click();
-    await expect.poll(() => page.locator('.messages').textContent()).toContain('https://pcg.example.com');
+    await expect.poll(() => page.locator('.messages').first().textContent()).toContain('https://pcg.example.com');
     expect((await get<{ publicOrigin: string | null }>('/api/settings')).publicOrigin).toBeNull();
     await page.getByRole('textbox', { name: 'Public origin', exact: true }).fill('https://pcg.example.com:443');
     await page.getByRole('button', { name: 'Save origin' }).click();
