@@ -34,6 +34,8 @@ const http = createServer((request, response) => {
         sessionIdGenerator: randomUUID,
         onsessioninitialized: (sessionId) => void transports.set(sessionId, transport as StreamableHTTPServerTransport),
       });
+      const opened = transport;
+      opened.onclose = () => void (opened.sessionId && transports.delete(opened.sessionId));
       await sessionServer().connect(transport);
     }
     await transport.handleRequest(request, response, body);
