@@ -19,6 +19,22 @@ export const JSONRPC_ERRORS = {
 
 export type JsonRpcErrorAnswer = (typeof JSONRPC_ERRORS)[keyof typeof JSONRPC_ERRORS];
 
+/** Tool names longer than this are cut in the answer: the name is the caller's text. */
+const MAX_SHOWN_TOOL_NAME = 100;
+
+/**
+ * A tools/call naming no tool of the gateway is a protocol error (MCP tools: unknown tool is -32602), not a
+ * tool result: nothing ran, and no audit row is written, since it is not one of the seven tools.
+ */
+export function unknownToolError(name: string, tools: readonly string[]): { code: number; message: string; data: { tools: string[] } } {
+  const shown = name.length > MAX_SHOWN_TOOL_NAME ? `${name.slice(0, MAX_SHOWN_TOOL_NAME)}…` : name;
+  return {
+    code: JSONRPC_ERRORS.invalidParams.code,
+    message: `Unknown tool: '${shown}'; the tools are ${tools.join(', ')}`,
+    data: { tools: [...tools] },
+  };
+}
+
 /** Seconds a client is told to wait before retrying after `storeUnavailable`. */
 export const STORE_RETRY_AFTER_SECONDS = 5;
 

@@ -5,6 +5,7 @@ import type { Grant } from '@pcg/shared/grants';
 import { HttpError } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
 import { MCP_INSTRUCTIONS } from './instructions.ts';
+import { unknownToolError } from './jsonrpc-errors.ts';
 import type { ToolDef } from './tools/tool-types.ts';
 
 const SERVER_VERSION = '0.1.0';
@@ -22,6 +23,13 @@ export function toolListing(tools: readonly ToolDef[]): Tool[] {
 
 function textResult(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] };
+}
+
+/** Thrown from a request handler, the SDK answers it as this JSON-RPC error (its code, message and data). */
+class ProtocolError extends Error {
+  constructor(readonly code: number, message: string, readonly data?: unknown) {
+    super(message);
+  }
 }
 
 function errorResult(message: string): CallToolResult {
@@ -48,11 +56,15 @@ export function createMcpServer(deps: McpServerDeps, grant: Grant): Server {
     { capabilities: { tools: { listChanged: false } }, instructions: MCP_INSTRUCTIONS },
   );
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
+  const names = [...byName.keys()];
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...deps.listing] }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
-    if (!tool) return errorResult(`unknown tool '${request.params.name}'; the tools are ${[...byName.keys()].join(', ')}`);
+    if (!tool) {
+      const error = unknownToolError(request.params.name, names);
+      throw new ProtocolError(error.code, error.message, error.data);
+    }
     const done = deps.timeTool?.(tool.name);
     try {
       const requestId = `${extra.sessionId ?? 'session'}:${String(extra.requestId)}`;
