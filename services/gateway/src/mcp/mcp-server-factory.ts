@@ -27,8 +27,12 @@ function textResult(value: unknown): CallToolResult {
 
 /** Thrown from a request handler, the SDK answers it as this JSON-RPC error (its code, message and data). */
 class ProtocolError extends Error {
-  constructor(readonly code: number, message: string, readonly data?: unknown) {
+  readonly code: number;
+  readonly data: unknown;
+  constructor(code: number, message: string, data?: unknown) {
     super(message);
+    this.code = code;
+    this.data = data;
   }
 }
 
