@@ -13,6 +13,10 @@ export const JSONRPC_ERRORS = {
   duplicateRequestId: { status: 409, code: -32600, message: 'duplicate request id in flight' },
   /** A request whose params do not match its method's schema; the message is followed by the fields. */
   invalidParams: { status: 400, code: -32602, message: 'Invalid params' },
+  /** A request to /mcp or a bridge route whose `Origin` is present and not allowed (design 7.3). */
+  forbiddenOrigin: { status: 403, code: -32000, message: 'Forbidden origin' },
+  /** A request to /mcp or a bridge route whose `Host` is not allowed (design 7.3). */
+  forbiddenHost: { status: 403, code: -32000, message: 'Forbidden host' },
   /** A POST on a session with an empty body. */
   emptyBody: { status: 400, code: -32700, message: 'Parse error: empty body' },
 } as const;
