@@ -63,7 +63,7 @@ describe('the agent port checks Origin and Host on /mcp (design 7.3; MCP transpo
   });
 
   it('serves loopback origins and hosts, listed origins and hosts, and clients that send no Origin', async () => {
-    for (const headers of [{}, { origin: 'http://localhost:5173' }, { origin: 'http://127.0.0.1' }, { origin: 'http://[::1]:8080' }, { origin: LISTED_ORIGIN }, { origin: 'https://claude.ai' }, { host: 'gw.lan:8788' }, { host: 'localhost' }, { host: '[::1]:9' }]) {
+    for (const headers of [{}, { origin: 'http://localhost:5173' }, { origin: 'http://127.0.0.1' }, { origin: 'http://[::1]:8080' }, { origin: LISTED_ORIGIN }, { origin: 'https://claude.ai' }, { host: 'gw.lan:8788' }, { host: 'localhost' }, { host: '[::1]:9' }] as Array<Record<string, string>>) {
       const answer = await initialize(headers);
       expect(answer.status, JSON.stringify(headers)).toBe(200);
       expect(answer.headers['mcp-session-id']).toBeTypeOf('string');
@@ -102,7 +102,7 @@ describe('the agent port checks Origin and Host on /mcp (design 7.3; MCP transpo
 
   it('leaves every other path at 404 -32601, OPTIONS included, whatever its Host or Origin; so are the bridge addresses while the bridge is off', async () => {
     for (const [method, path] of [['OPTIONS', '/nothing'], ['GET', '/nothing'], ['OPTIONS', BRIDGE_PATHS.token], ['OPTIONS', BRIDGE_PATHS.protectedResourceMcp], ['GET', BRIDGE_PATHS.authorizationServer], ['POST', BRIDGE_PATHS.register]] as const) {
-      for (const headers of [{ origin: LISTED_ORIGIN }, { origin: 'https://evil.example.com' }, { host: 'evil.example.com' }]) {
+      for (const headers of [{ origin: LISTED_ORIGIN }, { origin: 'https://evil.example.com' }, { host: 'evil.example.com' }] as Array<Record<string, string>>) {
         const answer = await send(method, path, { ...headers, 'access-control-request-method': 'POST' });
         expect(answer.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(404);
         expect(answer.body).toBe(notFound);
