@@ -14,7 +14,11 @@ import {
 } from './jsonrpc-errors.ts';
 import { createMcpServer, type McpServerDeps } from './mcp-server-factory.ts';
 import { invalidParamsOf, envelopeParamsIssueOf, refuseInvalidParams } from './request-validation.ts';
+import { createSessionEventStore } from './session-event-store.ts';
 import type { SessionRegistry } from './session-registry.ts';
+
+/** The `retry` hint of SSE responses: how long a client whose stream dropped waits before resuming it. */
+export const SSE_RETRY_MS = 1000;
 
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -162,7 +166,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     // that dooms the reservation up to that moment refuses the initialize instead of letting a 200 out.
     const sessionId = randomUUID();
     const server = createMcpServer(deps.server, grant);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => sessionId });
+    // Resumable streams: event ids, a retry hint, and the session's own bounded store for Last-Event-ID.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => sessionId, eventStore: createSessionEventStore(), retryInterval: SSE_RETRY_MS });
     // Set before connect(): the Protocol wraps an existing onclose, and a later assignment would replace it.
     transport.onclose = () => void registry.end(sessionId, 'transport closed');
     let committed = false;
