@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { DEFAULT_REDIS_URL } from '@pcg/shared/config';
@@ -21,7 +22,8 @@ import { ms, printTable, summarize, timed } from './stats.ts';
  *
  * Sizes: BENCH_MCP_CALLS (6,000), BENCH_MCP_SOAK (500,000), BENCH_MCP_HEAP_EVERY (50,000),
  * BENCH_MCP_IDLE (512), BENCH_MCP_ROWS (100,000); BENCH_SMOKE=1 makes them a few hundred.
- * BENCH_GATEWAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the gateway under this load.
+ * BENCH_GATEWAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the gateway under this load;
+ * BENCH_BARE_NODE_ARGS the bare SDK server.
  */
 const SESSIONS = 32;
 const CALLS = sized('BENCH_MCP_CALLS', 6_000, 300);
@@ -34,6 +36,14 @@ const database = 'pcg_bench_mcp';
 const redisUrl = process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
 const probe = ['--expose-gc', '--import', path.join(root, 'scripts/bench/peers/heap-probe.ts')];
 
+
+/** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  // After the command name: state is field 3, so utime and stime (14 and 15) are at 11 and 12 here.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
 
 /** Heap used after a forced collection, and RSS, in MB, from a child started with the heap probe. */
 function heapOf(child: ChildProcess): Promise<{ heapMb: number; rssMb: number }> {
@@ -120,12 +130,12 @@ await runBench(
     const barePort = String(await freePort());
     const bare = await startChild(path.join(root, 'scripts/bench/peers/bare-sdk-server.ts'), 'ready', {
       env: { DATABASE_URL: url, PORT: barePort, BENCH_SQL: benchSql },
-      nodeArgs: probe,
+      nodeArgs: [...probe, ...(process.env.BENCH_BARE_NODE_ARGS ?? '').split(' ').filter(Boolean)],
       ipc: true,
     });
     const bareUrl = `http://127.0.0.1:${barePort}/mcp`;
     const fastifyPort = String(await freePort());
-    await startChild(path.join(root, 'scripts/bench/peers/plain-fastify-server.ts'), 'ready', { env: { DATABASE_URL: url, PORT: fastifyPort, BENCH_SQL: benchSql } });
+    const plain = await startChild(path.join(root, 'scripts/bench/peers/plain-fastify-server.ts'), 'ready', { env: { DATABASE_URL: url, PORT: fastifyPort, BENCH_SQL: benchSql } });
 
     // Idle sessions on the fresh servers, before any load: what each costs, measured the same way on both.
     const memory: Array<Record<string, string | number>> = [];
@@ -149,6 +159,7 @@ await runBench(
     memory.push({ server: 'gateway / bare SDK', state: `cost of ${IDLE} idle sessions (target ≤ 1.2)`, rss_mb: ms((idleCost.gateway ?? 0) / (idleCost['bare SDK server'] ?? 1)), heap_mb: '' });
     printTable(`bench:mcp — resident memory and heap after a forced collection, ${IDLE} idle sessions`, memory);
 
+    const serverOf: Record<string, ChildProcess> = { 'gateway (auth, grant, audit)': gateway, 'bare SDK server': bare, 'plain fastify route': plain };
     const targets = {
       'gateway (auth, grant, audit)': async () => {
         const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => openSession(gatewayUrl, key)));
@@ -165,17 +176,27 @@ await runBench(
       },
     };
     const rows: Array<Record<string, string | number>> = [];
-    const results: Record<string, { perSecond: number; p99: number }> = {};
+    const results: Record<string, { perSecond: number; p99: number; cpu: number }> = {};
     for (const [name, prepare] of Object.entries(targets)) {
       const call = await prepare();
       await load(Math.min(1_000, CALLS), call);
+      // The server's own CPU per call: steadier than calls/s on a machine shared with other work.
+      const pid = serverOf[name]?.pid as number;
+      const cpuBefore = cpuMs(pid);
       const { perSecond, latency } = await load(CALLS, call);
-      results[name] = { perSecond, p99: latency.p99 };
-      rows.push({ target: name, 'calls/s': Math.round(perSecond), p50_ms: ms(latency.p50), p99_ms: ms(latency.p99) });
+      const cpu = (cpuMs(pid) - cpuBefore) / CALLS;
+      results[name] = { perSecond, p99: latency.p99, cpu };
+      rows.push({ target: name, 'calls/s': Math.round(perSecond), p50_ms: ms(latency.p50), p99_ms: ms(latency.p99), 'server cpu ms/call': ms(cpu) });
     }
     const gw = results['gateway (auth, grant, audit)'];
     const sdk = results['bare SDK server'];
-    rows.push({ target: 'gateway / bare SDK', 'calls/s': ms((gw?.perSecond ?? 0) / (sdk?.perSecond ?? 1)), p50_ms: '', p99_ms: ms((gw?.p99 ?? 0) / (sdk?.p99 ?? 1)) });
+    rows.push({
+      target: 'gateway / bare SDK',
+      'calls/s': ms((gw?.perSecond ?? 0) / (sdk?.perSecond ?? 1)),
+      p50_ms: '',
+      p99_ms: ms((gw?.p99 ?? 0) / (sdk?.p99 ?? 1)),
+      'server cpu ms/call': ms((gw?.cpu ?? 0) / (sdk?.cpu ?? 1)),
+    });
     printTable(`bench:mcp — query tool over ${SESSIONS} sessions, ${CALLS} calls (target: gateway ≥ 0.8 × bare SDK calls/s, p99 ≤ bare SDK's)`, rows);
 
     if (SOAK_CALLS > 0) {

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { parseBearer, type Grant, type KeyRefusal } from '@pcg/shared/grants';
@@ -87,7 +87,8 @@ function acceptEmptyJsonBodies(scope: FastifyInstance): void {
 /** SHA-256 of the bearer credential, to bind a session to what opened it; '' when there is none. */
 function credentialHash(header: string | undefined): string {
   const credential = parseBearer(header);
-  return credential.kind === 'token' ? createHash('sha256').update(credential.token).digest('hex') : '';
+  // The one-shot hash: a Hash object per request showed in the profile under load.
+  return credential.kind === 'token' ? hash('sha256', credential.token, 'hex') : '';
 }
 
 /**

@@ -36,6 +36,15 @@ class ProtocolError extends Error {
   }
 }
 
+type CallToolHandler = Parameters<Server['setRequestHandler']>[1];
+
+/** Protocol.prototype.setRequestHandler, which Server overrides for tools/call. */
+const protocolSetRequestHandler = (Object.getPrototypeOf(Server.prototype) as Pick<Server, 'setRequestHandler'>).setRequestHandler;
+
+function registerProtocolHandler(server: Server, schema: typeof CallToolRequestSchema, handler: (request: z.infer<typeof CallToolRequestSchema>, extra: Parameters<CallToolHandler>[1]) => Promise<CallToolResult>): void {
+  protocolSetRequestHandler.call(server, schema, handler);
+}
+
 function errorResult(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
 }
@@ -63,7 +72,11 @@ export function createMcpServer(deps: McpServerDeps, grant: Grant): Server {
   const names = [...byName.keys()];
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...deps.listing] }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  // Registered through Protocol's own setRequestHandler: Server's override wraps tools/call to parse the
+  // request again and the result against CallToolResultSchema, twice per call on the hot path. The router
+  // has checked the params with that same schema (request-validation.ts), and textResult/errorResult
+  // build only valid results (the tests read them through the SDK client, which validates them).
+  registerProtocolHandler(server, CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
     if (!tool) {
       const error = unknownToolError(request.params.name, names);
