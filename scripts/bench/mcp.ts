@@ -26,6 +26,8 @@ import { ms, printTable, summarize, timed } from './stats.ts';
  * BENCH_BARE_NODE_ARGS the bare SDK server.
  */
 const SESSIONS = 32;
+/** Turns the targets take at the calls, alternating (see below). */
+const ROUNDS = 8;
 const CALLS = sized('BENCH_MCP_CALLS', 6_000, 300);
 const SOAK_CALLS = sized('BENCH_MCP_SOAK', 500_000, 400);
 const HEAP_EVERY = sized('BENCH_MCP_HEAP_EVERY', 50_000, 200);
@@ -85,7 +87,7 @@ async function load(total: number, call: (loop: number) => Promise<void>, checkp
       }
     }),
   );
-  return { perSecond: total / ((performance.now() - started) / 1000), latency: summarize(latencies) };
+  return { perSecond: total / ((performance.now() - started) / 1000), latency: summarize(latencies), latencies };
 }
 
 const opened: Array<{ close(): Promise<unknown> }> = [];
@@ -175,18 +177,36 @@ await runBench(
         if (response.status !== 200) throw new Error(`plain fastify route answered ${response.status}`);
       },
     };
+    // The targets take turns, a slice of the calls each, in an order that flips every round: on a machine
+    // shared with other work the load moves during a run, and turns give every target the same weather.
+    const calls: Record<string, (loop: number) => Promise<void>> = {};
+    for (const [name, prepare] of Object.entries(targets)) {
+      calls[name] = await prepare();
+      await load(Math.min(1_000, CALLS), calls[name]);
+    }
+    const measured: Record<string, { seconds: number; latencies: number[]; cpu: number }> = {};
+    const names = Object.keys(targets);
+    const slice = Math.max(1, Math.floor(CALLS / ROUNDS));
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const name of round % 2 === 0 ? names : [...names].reverse()) {
+        const pid = serverOf[name]?.pid as number;
+        const cpuBefore = cpuMs(pid);
+        const { perSecond, latencies } = await load(slice, calls[name] as (loop: number) => Promise<void>);
+        const entry = (measured[name] ??= { seconds: 0, latencies: [], cpu: 0 });
+        entry.seconds += slice / perSecond;
+        entry.latencies.push(...latencies);
+        entry.cpu += cpuMs(pid) - cpuBefore;
+      }
+    }
     const rows: Array<Record<string, string | number>> = [];
     const results: Record<string, { perSecond: number; p99: number; cpu: number }> = {};
-    for (const [name, prepare] of Object.entries(targets)) {
-      const call = await prepare();
-      await load(Math.min(1_000, CALLS), call);
-      // The server's own CPU per call: steadier than calls/s on a machine shared with other work.
-      const pid = serverOf[name]?.pid as number;
-      const cpuBefore = cpuMs(pid);
-      const { perSecond, latency } = await load(CALLS, call);
-      const cpu = (cpuMs(pid) - cpuBefore) / CALLS;
-      results[name] = { perSecond, p99: latency.p99, cpu };
-      rows.push({ target: name, 'calls/s': Math.round(perSecond), p50_ms: ms(latency.p50), p99_ms: ms(latency.p99), 'server cpu ms/call': ms(cpu) });
+    for (const name of names) {
+      const entry = measured[name] as { seconds: number; latencies: number[]; cpu: number };
+      const total = slice * ROUNDS;
+      const latency = summarize(entry.latencies);
+      // The server's own CPU per call (Linux /proc): steadier than calls/s on a machine shared with other work.
+      results[name] = { perSecond: total / entry.seconds, p99: latency.p99, cpu: entry.cpu / total };
+      rows.push({ target: name, 'calls/s': Math.round(total / entry.seconds), p50_ms: ms(latency.p50), p99_ms: ms(latency.p99), 'server cpu ms/call': ms(entry.cpu / total) });
     }
     const gw = results['gateway (auth, grant, audit)'];
     const sdk = results['bare SDK server'];
