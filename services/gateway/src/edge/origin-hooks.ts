@@ -69,11 +69,18 @@ export function registerOriginPolicy(app: FastifyInstance, deps: OriginHookDeps)
 
   for (const [path, scoped] of SCOPED) {
     if (!scoped.cors) continue;
-    app.options(path, async (request, reply) => {
-      const origin = request.headers.origin;
-      // Not a preflight (no Origin), or a bridge route while the bridge is off: the agent port's 404 (spec 4.1).
-      if (origin === undefined || !inScope(request)) return reply.code(JSONRPC_ERRORS.notFound.status).send(jsonRpcErrorBody(JSONRPC_ERRORS.notFound));
-      return reply.code(204).headers(preflightHeaders(origin, scoped.methods)).send();
+    // Answered in the route's onRequest, before any body is parsed: a preflight has none, and a stray one
+    // (or a content type) must not turn the answer into a 400 or 415.
+    app.route({
+      method: 'OPTIONS',
+      url: path,
+      onRequest: async (request, reply) => {
+        const origin = request.headers.origin;
+        // Not a preflight (no Origin), or a bridge route while the bridge is off: the agent port's 404 (spec 4.1).
+        if (origin === undefined || !inScope(request)) return reply.code(JSONRPC_ERRORS.notFound.status).send(jsonRpcErrorBody(JSONRPC_ERRORS.notFound));
+        return reply.code(204).headers(preflightHeaders(origin, scoped.methods)).send();
+      },
+      handler: async (_request, reply) => reply,
     });
   }
 }
