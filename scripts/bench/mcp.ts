@@ -34,7 +34,8 @@ const HEAP_EVERY = sized('BENCH_MCP_HEAP_EVERY', 50_000, 200);
 const IDLE = sized('BENCH_MCP_IDLE', 512, 16);
 const ROWS = sized('BENCH_MCP_ROWS', 100_000, 2_000);
 const root = path.resolve(import.meta.dirname, '../..');
-const database = 'pcg_bench_mcp';
+// Per run, so two runs (or a run and CI's smoke) never drop each other's database.
+const database = `pcg_bench_mcp_${process.pid}`;
 const redisUrl = process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
 const probe = ['--expose-gc', '--import', path.join(root, 'scripts/bench/peers/heap-probe.ts')];
 
@@ -48,14 +49,14 @@ function cpuMs(pid: number): number {
 const CLOCK_TICKS = 100;
 
 /** Heap used after a forced collection, and RSS, in MB, from a child started with the heap probe. */
-function heapOf(child: ChildProcess): Promise<{ heapMb: number; rssMb: number }> {
+function heapOf(child: ChildProcess): Promise<{ heapMb: number; rssMb: number; heapTotalMb: number; externalMb: number }> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the heap probe did not answer')), 30_000);
     child.once('message', (message) => {
       clearTimeout(timer);
-      const usage = message as { heapUsed: number; rss: number; collected: boolean };
+      const usage = message as { heapUsed: number; heapTotal: number; external: number; rss: number; collected: boolean };
       if (!usage.collected) return reject(new Error('the heap probe runs without --expose-gc'));
-      resolve({ heapMb: usage.heapUsed / 2 ** 20, rssMb: usage.rss / 2 ** 20 });
+      resolve({ heapMb: usage.heapUsed / 2 ** 20, rssMb: usage.rss / 2 ** 20, heapTotalMb: usage.heapTotal / 2 ** 20, externalMb: usage.external / 2 ** 20 });
     });
     child.send('heap');
   });
@@ -99,6 +100,7 @@ await runBench(
     opened.push({ close: () => bench.drop() });
     const url = bench.url;
     const raw = new pg.Pool({ connectionString: url });
+    raw.on('error', (error) => console.error('bench database connection lost:', error.message));
     opened.push({ close: () => raw.end() });
     await raw.query(`INSERT INTO connections (id, user_id, provider, sector) VALUES ('00000000-0000-0000-0000-00000000b0b0', 1, 'bench', 'finance')`);
     await raw.query(
@@ -146,6 +148,9 @@ await runBench(
       ['gateway', gateway, gatewayUrl, key],
       ['bare SDK server', bare, bareUrl, undefined],
     ] as const) {
+      // A first round of sessions, closed again, so one-time costs (compiled code, pools, first buffers)
+      // are not counted as the cost of idle sessions.
+      for (const id of await Promise.all(Array.from({ length: 32 }, () => openSession(target, sessionKey)))) await closeSession(target, id, sessionKey);
       const before = await heapOf(child);
       const idle: string[] = [];
       while (idle.length < IDLE) {
@@ -153,12 +158,13 @@ await runBench(
       }
       const after = await heapOf(child);
       idleCost[name] = after.rssMb - before.rssMb;
-      memory.push({ server: name, state: 'idle, no session', rss_mb: ms(before.rssMb), heap_mb: ms(before.heapMb) });
-      memory.push({ server: name, state: `${IDLE} idle sessions`, rss_mb: ms(after.rssMb), heap_mb: ms(after.heapMb) });
-      memory.push({ server: name, state: `cost of ${IDLE} idle sessions`, rss_mb: ms(after.rssMb - before.rssMb), heap_mb: ms(after.heapMb - before.heapMb) });
+      const parts = (usage: typeof before) => ({ rss_mb: ms(usage.rssMb), heap_used_mb: ms(usage.heapMb), heap_total_mb: ms(usage.heapTotalMb), external_mb: ms(usage.externalMb) });
+      memory.push({ server: name, state: 'idle, no session', ...parts(before) });
+      memory.push({ server: name, state: `${IDLE} idle sessions`, ...parts(after) });
+      memory.push({ server: name, state: `cost of ${IDLE} idle sessions`, rss_mb: ms(after.rssMb - before.rssMb), heap_used_mb: ms(after.heapMb - before.heapMb), heap_total_mb: '', external_mb: '' });
       for (const id of idle) await closeSession(target, id, sessionKey);
     }
-    memory.push({ server: 'gateway / bare SDK', state: `cost of ${IDLE} idle sessions (target ≤ 1.2)`, rss_mb: ms((idleCost.gateway ?? 0) / (idleCost['bare SDK server'] ?? 1)), heap_mb: '' });
+    memory.push({ server: 'gateway / bare SDK', state: `cost of ${IDLE} idle sessions (target ≤ 1.2)`, rss_mb: ms((idleCost.gateway ?? 0) / (idleCost['bare SDK server'] ?? 1)), heap_used_mb: '', heap_total_mb: '', external_mb: '' });
     printTable(`bench:mcp — resident memory and heap after a forced collection, ${IDLE} idle sessions`, memory);
 
     const serverOf: Record<string, ChildProcess> = { 'gateway (auth, grant, audit)': gateway, 'bare SDK server': bare, 'plain fastify route': plain };
@@ -231,6 +237,8 @@ await runBench(
           const usage = await heapOf(gateway);
           firstAfterLoad ??= usage.heapMb;
           soak.push({ calls: done, heap_mb: ms(usage.heapMb), rss_mb: ms(usage.rssMb), 'vs first': ms(usage.heapMb / firstAfterLoad) });
+          // Shown as it goes too: a long run that is stopped early still says what it saw.
+          console.log(`  after ${done.toLocaleString()} calls: heap ${ms(usage.heapMb)} MB, rss ${ms(usage.rssMb)} MB`);
         },
       });
       printTable(

@@ -15,7 +15,8 @@ import { ms, printTable, summarize, timed } from './stats.ts';
  */
 const ROWS = sized('BENCH_ROWS', 1_000_000, 5_000);
 const ITERATIONS = sized('BENCH_ITERATIONS', 300, 20);
-const database = 'pcg_bench_query';
+// Per run, so two runs never drop each other's database.
+const database = `pcg_bench_query_${process.pid}`;
 
 const opened: Array<{ close(): Promise<unknown> }> = [];
 

@@ -9,7 +9,7 @@ process.on('message', (message) => {
   collect?.();
   collect?.();
   const usage = process.memoryUsage();
-  process.send({ heapUsed: usage.heapUsed, rss: usage.rss, collected: collect !== undefined });
+  process.send({ heapUsed: usage.heapUsed, heapTotal: usage.heapTotal, external: usage.external, rss: usage.rss, collected: collect !== undefined });
 });
 // The IPC channel must not keep a server alive that is otherwise done.
 process.channel?.unref();
