@@ -230,7 +230,8 @@ await runBench(
       const first = await heapOf(gateway);
       soak.push({ calls: 0, heap_mb: ms(first.heapMb), rss_mb: ms(first.rssMb), 'vs first': 1 });
       let firstAfterLoad: number | undefined;
-      const call = await targets['gateway (auth, grant, audit)']();
+      // The sessions of the rounds above, not 32 more.
+      const call = calls['gateway (auth, grant, audit)'] as (loop: number) => Promise<void>;
       const { perSecond } = await load(SOAK_CALLS, call, {
         step: HEAP_EVERY,
         every: async (done) => {

@@ -48,11 +48,16 @@ describe('a session event store (Last-Event-ID resumption)', () => {
     expect(store.size).toBe(0);
   });
 
-  it('holds at most EVENT_STORE_LIMITS.maxBytes of messages however large the results (measured)', async () => {
+  it('holds at most EVENT_STORE_LIMITS.maxBytes of messages however many results (measured), or one larger answer alone', async () => {
     const store = createSessionEventStore();
-    const big = 'z'.repeat(100_000);
-    for (let index = 0; index < 50; index += 1) await store.storeEvent('s', result(index, big));
+    for (let index = 0; index < 500; index += 1) await store.storeEvent('s', result(index, 'q'.repeat(5_000)));
     expect(store.bytes).toBeLessThanOrEqual(EVENT_STORE_LIMITS.maxBytes);
-    expect(store.size).toBe(2);
+    expect(store.size).toBeGreaterThan(1);
+    const big = await store.storeEvent('s', result(501, 'z'.repeat(200_000)));
+    expect(store.size).toBe(1);
+    expect(await store.getStreamIdForEventId(big)).toBe('s');
+    await store.storeEvent('s', result(502, 'small'));
+    expect(await store.getStreamIdForEventId(big)).toBeUndefined();
+    expect(store.bytes).toBeLessThanOrEqual(EVENT_STORE_LIMITS.maxBytes);
   });
 });
