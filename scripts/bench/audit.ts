@@ -4,7 +4,7 @@
  * run (the practical ceiling), and how long one flush of 10,000 rows takes against AUDIT_FLUSH_MS.
  *
  * Environment: BENCH_PG_URL (a server URL; default the local postgres/postgres), REDIS_URL, and
- * BENCH_AUDIT_ROWS (default 100000). It creates and drops its own database and Redis prefix.
+ * BENCH_AUDIT_ROWS (default 100000; BENCH_SMOKE=1: 2,000 rows, two runs). It creates and drops its own database and Redis prefix.
  */
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -24,12 +24,13 @@ import { createLogger } from '@pcg/shared/logger';
 import { createRedis, type Redis } from '@pcg/shared/redis';
 import { AUDIT_FLUSH_BATCH_SIZE, createAuditWriter } from '../../services/audit-writer/src/writer.ts';
 import { withDatabase } from '../local-services/index.ts';
+import { runBench, sized, SMOKE } from './bench-run.ts';
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const ROWS = Number(process.env.BENCH_AUDIT_ROWS ?? 100_000);
-const RUNS = 5;
-const FLUSH_SAMPLES = 5;
+const ROWS = sized('BENCH_AUDIT_ROWS', 100_000, 2_000);
+const RUNS = SMOKE ? 2 : 5;
+const FLUSH_SAMPLES = SMOKE ? 1 : 5;
 const FLUSH_MS = 1000;
 
 const TOOLS = ['query', 'get_record', 'describe_context', 'get_schema', 'fetch_live', 'list_actions', 'invoke_action'];
@@ -177,7 +178,7 @@ async function main(): Promise<void> {
     console.log(`| COPY FROM STDIN (ceiling)              | ${fmt(copyRate).padStart(9)} |    1.00 | ${range(copyRates)} |`);
     console.log(`| (producer: record() -> Redis queue)    | ${fmt(produceRate).padStart(9)} |         |                |`);
     console.log(
-      `\none flush of ${fmt(AUDIT_FLUSH_BATCH_SIZE)} rows: median ${flushMedian.toFixed(0)} ms, max ${flushMax.toFixed(0)} ms` +
+      `\none flush of ${fmt(batch.length)} rows: median ${flushMedian.toFixed(0)} ms, max ${flushMax.toFixed(0)} ms` +
         ` (${((flushMax / FLUSH_MS) * 100).toFixed(0)}% of the default ${FLUSH_MS} ms interval)`,
     );
     console.log(`target writer >= 0.5 x COPY: ${ratio >= 0.5 ? 'met' : 'NOT met'}; 10,000-row flush well inside one interval: ${flushMax < FLUSH_MS / 2 ? 'met' : 'NOT met'}`);
@@ -191,4 +192,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await runBench('audit', main);

@@ -1,25 +1,47 @@
-/** A minimal raw MCP client for load: initialize a session, then POST tools/call and read the SSE answer. */
+/**
+ * A minimal raw MCP client for load: initialize a session, POST tools/call and read the SSE answer,
+ * DELETE a session. The key, when there is one, goes with every request (MCP authorization; the gateway
+ * refuses a session request without it).
+ */
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+const auth = (key?: string): Record<string, string> => (key ? { authorization: `Bearer ${key}` } : {});
 
 export async function openSession(url: string, key?: string): Promise<string> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { ...HEADERS, ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    headers: { ...HEADERS, ...auth(key) },
     body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
   });
-  await response.text();
+  const text = await response.text();
   const id = response.headers.get('mcp-session-id');
-  if (!id) throw new Error(`initialize failed with ${response.status}`);
-  await fetch(url, { method: 'POST', headers: { ...HEADERS, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) }).then((r) => r.text());
+  if (!id) throw new Error(`initialize failed with ${response.status}: ${text.slice(0, 200)}`);
+  const initialized = await fetch(url, {
+    method: 'POST',
+    headers: { ...HEADERS, ...auth(key), 'mcp-session-id': id },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
+  const answer = await initialized.text();
+  if (initialized.status !== 202) throw new Error(`notifications/initialized failed with ${initialized.status}: ${answer.slice(0, 200)}`);
   return id;
 }
+
+export async function closeSession(url: string, session: string, key?: string): Promise<void> {
+  const response = await fetch(url, { method: 'DELETE', headers: { ...auth(key), 'mcp-session-id': session } });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`closing a session failed with ${response.status}: ${text.slice(0, 200)}`);
+}
+
+let nextId = 1;
 
 export async function callTool(url: string, session: string, name: string, args: unknown, key?: string): Promise<void> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { ...HEADERS, 'mcp-session-id': session, ...(key ? { authorization: `Bearer ${key}` } : {}) },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+    headers: { ...HEADERS, 'mcp-session-id': session, ...auth(key) },
+    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }),
   });
   const text = await response.text();
-  if (response.status !== 200 || text.includes('"isError":true')) throw new Error(`call failed: ${response.status} ${text.slice(0, 200)}`);
+  if (response.status !== 200 || text.includes('"isError":true') || !text.includes('"result"')) {
+    throw new Error(`call failed: ${response.status} ${text.slice(0, 200)}`);
+  }
 }

@@ -1,7 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import pg from 'pg';
 import { DEFAULT_REDIS_URL } from '@pcg/shared/config';
 import { openDatabase } from '@pcg/shared/db';
@@ -11,139 +10,246 @@ import { createTestAgent } from '@pcg/testkit/testing';
 import { pageSql } from '../../shared/src/query/query-sql.ts';
 import { freePort } from '../local-services/index.ts';
 import { insertBenchConnection, openBenchDatabase } from './bench-database.ts';
-import { callTool, openSession } from './mcp-client.ts';
+import { runBench, sized, SMOKE, startChild } from './bench-run.ts';
+import { callTool, closeSession, openSession } from './mcp-client.ts';
 import { ms, printTable, summarize, timed } from './stats.ts';
 
 /**
  * bench:mcp — `query` tool calls per second and p50/p99 over 32 sessions through the gateway, side by
  * side in one run with (a) a bare SDK Streamable HTTP server whose one tool runs the same SQL and
- * (b) a plain fastify route running the same SQL; then the gateway's resident memory with 0, 100 and
- * 512 idle sessions, and after a long run of calls (the SDK's JSON-mode leak would show there).
+ * (b) a plain fastify route running the same SQL; the memory of 512 idle sessions on both servers;
+ * and, over a long run of calls, the gateway's heap after a forced collection every 50,000 calls.
+ *
+ * Sizes: BENCH_MCP_CALLS (6,000), BENCH_MCP_SOAK (500,000), BENCH_MCP_HEAP_EVERY (50,000),
+ * BENCH_MCP_IDLE (512), BENCH_MCP_ROWS (100,000); BENCH_SMOKE=1 makes them a few hundred.
+ * BENCH_GATEWAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the gateway under this load;
+ * BENCH_BARE_NODE_ARGS the bare SDK server.
  */
 const SESSIONS = 32;
-const CALLS = Number(process.env.BENCH_MCP_CALLS ?? 6_000);
-const SOAK_CALLS = Number(process.env.BENCH_MCP_SOAK ?? 100_000);
+/** Turns the targets take at the calls, alternating (see below). */
+const ROUNDS = 8;
+const CALLS = sized('BENCH_MCP_CALLS', 6_000, 300);
+const SOAK_CALLS = sized('BENCH_MCP_SOAK', 500_000, 400);
+const HEAP_EVERY = sized('BENCH_MCP_HEAP_EVERY', 50_000, 200);
+const IDLE = sized('BENCH_MCP_IDLE', 512, 16);
+const ROWS = sized('BENCH_MCP_ROWS', 100_000, 2_000);
 const root = path.resolve(import.meta.dirname, '../..');
-const database = 'pcg_bench_mcp';
+// Per run, so two runs (or a run and CI's smoke) never drop each other's database.
+const database = `pcg_bench_mcp_${process.pid}`;
 const redisUrl = process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
+const probe = ['--expose-gc', '--import', path.join(root, 'scripts/bench/peers/heap-probe.ts')];
 
-const bench = await openBenchDatabase(database);
-const url = bench.url;
-const raw = new pg.Pool({ connectionString: url });
-await insertBenchConnection(url);
-await raw.query(`
-  INSERT INTO finance_transactions (connection_id, source, source_id, posted_on, amount, currency, description, category, pending)
-  SELECT '00000000-0000-0000-0000-00000000b0b0', 'bench', 'tx-' || g, date '2026-11-22' - (g % 700), round(((g::bigint * 7919) % 40000 - 30000) / 100.0, 2),
-         'USD', 'PURCHASE ' || g, (ARRAY['groceries','transport','dining','shopping','travel'])[1 + g % 5], false
-  FROM generate_series(1, 100000) AS g`);
-await raw.query('ANALYZE finance_transactions');
-const db = await openDatabase(url);
-const key = await createTestAgent(db, { name: 'bench-agent', sectors: ['finance'] });
-await db.end();
 
-const input = { object: 'finance.transaction', where: [{ field: 'category', op: 'eq', value: 'dining' }], limit: 20 };
-const fragment = pageSql(planQuery(findObject('finance.transaction') as ObjectDef, QueryInputSchema.parse(input)));
-const benchSql = JSON.stringify({ text: fragment.sql.replaceAll('$slonik_', '$'), values: fragment.values });
-
-const children: ChildProcess[] = [];
-async function start(entry: string, env: Record<string, string>, readyText: string, nodeArgs: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, path.join(root, entry)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code}`)));
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => line.includes(readyText) && resolve());
-  });
-  return child;
+/** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  // After the command name: state is field 3, so utime and stime (14 and 15) are at 11 and 12 here.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const CLOCK_TICKS = 100;
 
-const serviceEnv = async () => ({
-  DATABASE_URL: url,
-  REDIS_URL: redisUrl,
-  REDIS_PREFIX: `pcg-bench-mcp-${process.pid}:`,
-  LOG_LEVEL: 'info',
-  MCP_HTTP_PORT: String(await freePort()),
-  AUDIT_QUEUE_CAPACITY: '1000000',
-});
+/** Heap used after a forced collection, and RSS, in MB, from a child started with the heap probe. */
+function heapOf(child: ChildProcess): Promise<{ heapMb: number; rssMb: number; heapTotalMb: number; externalMb: number }> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the heap probe did not answer')), 30_000);
+    child.once('message', (message) => {
+      clearTimeout(timer);
+      const usage = message as { heapUsed: number; heapTotal: number; external: number; rss: number; collected: boolean };
+      if (!usage.collected) return reject(new Error('the heap probe runs without --expose-gc'));
+      resolve({ heapMb: usage.heapUsed / 2 ** 20, rssMb: usage.rss / 2 ** 20, heapTotalMb: usage.heapTotal / 2 ** 20, externalMb: usage.external / 2 ** 20 });
+    });
+    child.send('heap');
+  });
+}
 
-/** 32 concurrent loops, `total` calls in all; returns calls/s and per-call latencies. */
-async function load(total: number, call: (loop: number) => Promise<void>) {
+/** 32 concurrent loops, `total` calls in all; `every` is called after each `step` calls. */
+async function load(total: number, call: (loop: number) => Promise<void>, checkpoint?: { step: number; every: (done: number) => Promise<void> }) {
   const latencies: number[] = [];
   let issued = 0;
+  let done = 0;
+  let paused: Promise<void> | undefined;
   const started = performance.now();
-  await Promise.all(Array.from({ length: SESSIONS }, async (_, loop) => {
-    while (issued < total) {
-      issued += 1;
-      latencies.push(await timed(() => call(loop)));
-    }
-  }));
-  return { perSecond: total / ((performance.now() - started) / 1000), latency: summarize(latencies) };
+  await Promise.all(
+    Array.from({ length: SESSIONS }, async (_, loop) => {
+      for (;;) {
+        while (paused) await paused;
+        if (issued >= total) return;
+        issued += 1;
+        latencies.push(await timed(() => call(loop)));
+        done += 1;
+        if (checkpoint && done % checkpoint.step === 0) {
+          // Let the calls in flight land, then measure with nothing running.
+          paused ??= (async () => {
+            while (done < issued) await new Promise((resolve) => setImmediate(resolve));
+            await checkpoint.every(done);
+            paused = undefined;
+          })();
+        }
+      }
+    }),
+  );
+  return { perSecond: total / ((performance.now() - started) / 1000), latency: summarize(latencies), latencies };
 }
 
-const gatewayEnv = await serviceEnv();
-await start('services/audit-writer/src/main.ts', gatewayEnv, '"audit-writer ready"');
-// BENCH_GATEWAY_NODE_ARGS (e.g. --cpu-prof) profiles the gateway under this load.
-const gateway = await start('services/gateway/src/main.ts', gatewayEnv, '"gateway ready"', (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean));
-const gatewayUrl = `http://127.0.0.1:${gatewayEnv.MCP_HTTP_PORT}/mcp`;
-const barePort = String(await freePort());
-await start('scripts/bench/peers/bare-sdk-server.ts', { DATABASE_URL: url, PORT: barePort, BENCH_SQL: benchSql }, 'ready');
-const fastifyPort = String(await freePort());
-await start('scripts/bench/peers/plain-fastify-server.ts', { DATABASE_URL: url, PORT: fastifyPort, BENCH_SQL: benchSql }, 'ready');
+const opened: Array<{ close(): Promise<unknown> }> = [];
 
-const rssIdle0 = rssMb(gateway.pid as number);
-// Idle sessions on the fresh gateway, before any load: 0, 100 and 512.
-const idle: string[] = [];
-const openIdle = async (count: number) => {
-  while (idle.length < count) idle.push(...(await Promise.all(Array.from({ length: Math.min(32, count - idle.length) }, () => openSession(gatewayUrl, key)))));
-};
-const memory: Array<Record<string, string | number>> = [{ state: '0 sessions (before any call)', rss_mb: ms(rssIdle0) }];
-await openIdle(100);
-memory.push({ state: '100 idle sessions', rss_mb: ms(rssMb(gateway.pid as number)) });
-await openIdle(512);
-memory.push({ state: '512 idle sessions', rss_mb: ms(rssMb(gateway.pid as number)) });
-memory.push({ state: 'cost of 512 idle sessions', rss_mb: ms(rssMb(gateway.pid as number) - rssIdle0) });
-printTable('gateway resident memory (target: 512 idle sessions under 150 MB)', memory);
+await runBench(
+  'mcp',
+  async () => {
+    const bench = await openBenchDatabase(database);
+    opened.push({ close: () => bench.drop() });
+    const url = bench.url;
+    const raw = new pg.Pool({ connectionString: url });
+    raw.on('error', (error) => console.error('bench database connection lost:', error.message));
+    opened.push({ close: () => raw.end() });
+    await insertBenchConnection(url);
+    await raw.query(
+      `INSERT INTO finance_transactions (connection_id, source, source_id, posted_on, amount, currency, description, category, pending)
+       SELECT '00000000-0000-0000-0000-00000000b0b0', 'bench', 'tx-' || g, date '2026-11-22' - (g % 700), round(((g::bigint * 7919) % 40000 - 30000) / 100.0, 2),
+              'USD', 'PURCHASE ' || g, (ARRAY['groceries','transport','dining','shopping','travel'])[1 + g % 5], false
+       FROM generate_series(1, $1::int) AS g`,
+      [ROWS],
+    );
+    await raw.query('ANALYZE finance_transactions');
+    const db = await openDatabase(url);
+    const key = await createTestAgent(db, { name: 'bench-agent', sectors: ['finance'] });
+    await db.end();
 
-for (const id of idle.splice(0)) await fetch(gatewayUrl, { method: 'DELETE', headers: { 'mcp-session-id': id } }).then((r) => r.text());
+    const input = { object: 'finance.transaction', where: [{ field: 'category', op: 'eq', value: 'dining' }], limit: 20 };
+    const fragment = pageSql(planQuery(findObject('finance.transaction') as ObjectDef, QueryInputSchema.parse(input)));
+    const benchSql = JSON.stringify({ text: fragment.sql.replaceAll('$slonik_', '$'), values: fragment.values });
 
-const targets = {
-  'gateway (auth, grant, audit)': async () => {
-    const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => openSession(gatewayUrl, key)));
-    return (loop: number) => callTool(gatewayUrl, sessions[loop] as string, 'query', input);
-  },
-  'bare SDK server': async () => {
+    const gatewayEnv = {
+      DATABASE_URL: url,
+      REDIS_URL: redisUrl,
+      REDIS_PREFIX: `pcg-bench-mcp-${process.pid}:`,
+      LOG_LEVEL: 'info',
+      MCP_HTTP_PORT: String(await freePort()),
+      AUDIT_QUEUE_CAPACITY: '1000000',
+    };
+    await startChild(path.join(root, 'services/audit-writer/src/main.ts'), '"audit-writer ready"', { env: gatewayEnv });
+    const gatewayArgs = [...probe, ...(process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+    const gateway = await startChild(path.join(root, 'services/gateway/src/main.ts'), '"gateway ready"', { env: gatewayEnv, nodeArgs: gatewayArgs, ipc: true });
+    const gatewayUrl = `http://127.0.0.1:${gatewayEnv.MCP_HTTP_PORT}/mcp`;
+    const barePort = String(await freePort());
+    const bare = await startChild(path.join(root, 'scripts/bench/peers/bare-sdk-server.ts'), 'ready', {
+      env: { DATABASE_URL: url, PORT: barePort, BENCH_SQL: benchSql },
+      nodeArgs: [...probe, ...(process.env.BENCH_BARE_NODE_ARGS ?? '').split(' ').filter(Boolean)],
+      ipc: true,
+    });
     const bareUrl = `http://127.0.0.1:${barePort}/mcp`;
-    const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => openSession(bareUrl)));
-    return (loop: number) => callTool(bareUrl, sessions[loop] as string, 'query', {});
-  },
-  'plain fastify route': async () => async () => {
-    const response = await fetch(`http://127.0.0.1:${fastifyPort}/query`, { method: 'POST' });
-    await response.text();
-  },
-};
-const rows: Array<Record<string, string | number>> = [];
-const results: Record<string, number> = {};
-for (const [name, prepare] of Object.entries(targets)) {
-  const call = await prepare();
-  await load(Math.min(1_000, CALLS), call);
-  const { perSecond, latency } = await load(CALLS, call);
-  results[name] = perSecond;
-  rows.push({ target: name, 'calls/s': Math.round(perSecond), p50_ms: ms(latency.p50), p99_ms: ms(latency.p99) });
-}
-rows.push({ target: 'gateway / bare SDK', 'calls/s': ms((results['gateway (auth, grant, audit)'] ?? 0) / (results['bare SDK server'] ?? 1)), p50_ms: '', p99_ms: '' });
-printTable(`bench:mcp — query tool over ${SESSIONS} sessions, ${CALLS} calls each (target: gateway ≥ 0.8 × bare SDK)`, rows);
+    const fastifyPort = String(await freePort());
+    const plain = await startChild(path.join(root, 'scripts/bench/peers/plain-fastify-server.ts'), 'ready', { env: { DATABASE_URL: url, PORT: fastifyPort, BENCH_SQL: benchSql } });
 
-if (SOAK_CALLS > 0) {
-  const before = rssMb(gateway.pid as number);
-  const call = await targets['gateway (auth, grant, audit)']();
-  const { perSecond } = await load(SOAK_CALLS, call);
-  printTable(`gateway after ${SOAK_CALLS.toLocaleString()} calls (SSE response mode; JSON mode leaks per call)`, [
-    { state: 'before', rss_mb: ms(before) },
-    { state: 'after', rss_mb: ms(rssMb(gateway.pid as number)), 'calls/s': Math.round(perSecond) },
-  ]);
-}
+    // Idle sessions on the fresh servers, before any load: what each costs, measured the same way on both.
+    const memory: Array<Record<string, string | number>> = [];
+    const idleCost: Record<string, number> = {};
+    for (const [name, child, target, sessionKey] of [
+      ['gateway', gateway, gatewayUrl, key],
+      ['bare SDK server', bare, bareUrl, undefined],
+    ] as const) {
+      // A first round of sessions, closed again, so one-time costs (compiled code, pools, first buffers)
+      // are not counted as the cost of idle sessions.
+      for (const id of await Promise.all(Array.from({ length: 32 }, () => openSession(target, sessionKey)))) await closeSession(target, id, sessionKey);
+      const before = await heapOf(child);
+      const idle: string[] = [];
+      while (idle.length < IDLE) {
+        idle.push(...(await Promise.all(Array.from({ length: Math.min(32, IDLE - idle.length) }, () => openSession(target, sessionKey)))));
+      }
+      const after = await heapOf(child);
+      idleCost[name] = after.rssMb - before.rssMb;
+      const parts = (usage: typeof before) => ({ rss_mb: ms(usage.rssMb), heap_used_mb: ms(usage.heapMb), heap_total_mb: ms(usage.heapTotalMb), external_mb: ms(usage.externalMb) });
+      memory.push({ server: name, state: 'idle, no session', ...parts(before) });
+      memory.push({ server: name, state: `${IDLE} idle sessions`, ...parts(after) });
+      memory.push({ server: name, state: `cost of ${IDLE} idle sessions`, rss_mb: ms(after.rssMb - before.rssMb), heap_used_mb: ms(after.heapMb - before.heapMb), heap_total_mb: '', external_mb: '' });
+      for (const id of idle) await closeSession(target, id, sessionKey);
+    }
+    memory.push({ server: 'gateway / bare SDK', state: `cost of ${IDLE} idle sessions (target ≤ 1.2)`, rss_mb: ms((idleCost.gateway ?? 0) / (idleCost['bare SDK server'] ?? 1)), heap_used_mb: '', heap_total_mb: '', external_mb: '' });
+    printTable(`bench:mcp — resident memory and heap after a forced collection, ${IDLE} idle sessions`, memory);
 
-for (const child of children) child.kill('SIGTERM');
-await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
-await raw.end();
-await bench.drop();
+    const serverOf: Record<string, ChildProcess> = { 'gateway (auth, grant, audit)': gateway, 'bare SDK server': bare, 'plain fastify route': plain };
+    const targets = {
+      'gateway (auth, grant, audit)': async () => {
+        const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => openSession(gatewayUrl, key)));
+        return (loop: number) => callTool(gatewayUrl, sessions[loop] as string, 'query', input, key);
+      },
+      'bare SDK server': async () => {
+        const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => openSession(bareUrl)));
+        return (loop: number) => callTool(bareUrl, sessions[loop] as string, 'query', {});
+      },
+      'plain fastify route': async () => async () => {
+        const response = await fetch(`http://127.0.0.1:${fastifyPort}/query`, { method: 'POST' });
+        await response.text();
+        if (response.status !== 200) throw new Error(`plain fastify route answered ${response.status}`);
+      },
+    };
+    // The targets take turns, a slice of the calls each, in an order that flips every round: on a machine
+    // shared with other work the load moves during a run, and turns give every target the same weather.
+    const calls: Record<string, (loop: number) => Promise<void>> = {};
+    for (const [name, prepare] of Object.entries(targets)) {
+      calls[name] = await prepare();
+      await load(Math.min(1_000, CALLS), calls[name]);
+    }
+    const measured: Record<string, { seconds: number; latencies: number[]; cpu: number }> = {};
+    const names = Object.keys(targets);
+    const slice = Math.max(1, Math.floor(CALLS / ROUNDS));
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const name of round % 2 === 0 ? names : [...names].reverse()) {
+        const pid = serverOf[name]?.pid as number;
+        const cpuBefore = cpuMs(pid);
+        const { perSecond, latencies } = await load(slice, calls[name] as (loop: number) => Promise<void>);
+        const entry = (measured[name] ??= { seconds: 0, latencies: [], cpu: 0 });
+        entry.seconds += slice / perSecond;
+        entry.latencies.push(...latencies);
+        entry.cpu += cpuMs(pid) - cpuBefore;
+      }
+    }
+    const rows: Array<Record<string, string | number>> = [];
+    const results: Record<string, { perSecond: number; p99: number; cpu: number }> = {};
+    for (const name of names) {
+      const entry = measured[name] as { seconds: number; latencies: number[]; cpu: number };
+      const total = slice * ROUNDS;
+      const latency = summarize(entry.latencies);
+      // The server's own CPU per call (Linux /proc): steadier than calls/s on a machine shared with other work.
+      results[name] = { perSecond: total / entry.seconds, p99: latency.p99, cpu: entry.cpu / total };
+      rows.push({ target: name, 'calls/s': Math.round(total / entry.seconds), p50_ms: ms(latency.p50), p99_ms: ms(latency.p99), 'server cpu ms/call': ms(entry.cpu / total) });
+    }
+    const gw = results['gateway (auth, grant, audit)'];
+    const sdk = results['bare SDK server'];
+    rows.push({
+      target: 'gateway / bare SDK',
+      'calls/s': ms((gw?.perSecond ?? 0) / (sdk?.perSecond ?? 1)),
+      p50_ms: '',
+      p99_ms: ms((gw?.p99 ?? 0) / (sdk?.p99 ?? 1)),
+      'server cpu ms/call': ms((gw?.cpu ?? 0) / (sdk?.cpu ?? 1)),
+    });
+    printTable(`bench:mcp — query tool over ${SESSIONS} sessions, ${CALLS} calls (target: gateway ≥ 0.8 × bare SDK calls/s, p99 ≤ bare SDK's)`, rows);
+
+    if (SOAK_CALLS > 0) {
+      const soak: Array<Record<string, string | number>> = [];
+      const first = await heapOf(gateway);
+      soak.push({ calls: 0, heap_mb: ms(first.heapMb), rss_mb: ms(first.rssMb), 'vs first': 1 });
+      let firstAfterLoad: number | undefined;
+      // The sessions of the rounds above, not 32 more.
+      const call = calls['gateway (auth, grant, audit)'] as (loop: number) => Promise<void>;
+      const { perSecond } = await load(SOAK_CALLS, call, {
+        step: HEAP_EVERY,
+        every: async (done) => {
+          const usage = await heapOf(gateway);
+          firstAfterLoad ??= usage.heapMb;
+          soak.push({ calls: done, heap_mb: ms(usage.heapMb), rss_mb: ms(usage.rssMb), 'vs first': ms(usage.heapMb / firstAfterLoad) });
+          // Shown as it goes too: a long run that is stopped early still says what it saw.
+          console.log(`  after ${done.toLocaleString()} calls: heap ${ms(usage.heapMb)} MB, rss ${ms(usage.rssMb)} MB`);
+        },
+      });
+      printTable(
+        `bench:mcp — gateway heap after a forced collection every ${HEAP_EVERY.toLocaleString()} of ${SOAK_CALLS.toLocaleString()} calls (${Math.round(perSecond)} calls/s; target: flat within 10% of the first checkpoint)`,
+        soak,
+      );
+    }
+    if (SMOKE) console.log('(smoke size: the numbers above say nothing about throughput)');
+  },
+  async () => {
+    for (const resource of opened.reverse()) await resource.close();
+  },
+);

@@ -43,7 +43,8 @@ export async function exchange(portNumber: number, request: FuzzRequest, timeout
 
 /** What a JSON-RPC answer holds, whether it came as JSON or as one SSE event. */
 export function jsonRpcOf(answer: FuzzAnswer): unknown {
-  const data = answer.body.split('\n').find((line) => line.startsWith('data: '));
+  // A priming event (an id and an empty data line, for resumption) holds no message.
+  const data = answer.body.split('\n').find((line) => line.startsWith('data: ') && line.length > 6);
   try {
     return JSON.parse(data ? data.slice(6) : answer.body);
   } catch {

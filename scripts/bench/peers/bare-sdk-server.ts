@@ -34,9 +34,14 @@ const http = createServer((request, response) => {
         sessionIdGenerator: randomUUID,
         onsessioninitialized: (sessionId) => void transports.set(sessionId, transport as StreamableHTTPServerTransport),
       });
+      const opened = transport;
+      opened.onclose = () => void (opened.sessionId && transports.delete(opened.sessionId));
       await sessionServer().connect(transport);
     }
     await transport.handleRequest(request, response, body);
   });
 });
 http.listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write('ready\n'));
+
+// Exit on SIGTERM (the bench's stop) through process.exit, so a --cpu-prof profile is written.
+process.once('SIGTERM', () => process.exit(0));

@@ -9,7 +9,13 @@ import { JSONRPC_ERRORS, jsonRpcErrorBody } from './mcp/jsonrpc-errors.ts';
  */
 export function buildApp({ log, trustedProxies = [] }: { log: Logger; trustedProxies?: readonly string[] }): FastifyInstance {
   // `request.ip` believes X-Forwarded-For only from these proxies (spec 8: the bridge rate limiter's key).
-  const app = createHttpApp(log, { bodyLimit: 1024 * 1024, trustProxy: trustedProxies.length > 0 ? [...trustedProxies] : false });
+  const app = createHttpApp(log, {
+    bodyLimit: 1024 * 1024,
+    trustProxy: trustedProxies.length > 0 ? [...trustedProxies] : false,
+    // No child logger per request: building one (bindings serialized through redaction) showed in the
+    // profile of every tool call, and this port logs almost nothing per request.
+    childLoggerFactory: (logger) => logger,
+  });
 
   app.setNotFoundHandler((_request, reply) => {
     const answer = JSONRPC_ERRORS.notFound;

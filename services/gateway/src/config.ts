@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { agentPortConfig, auditConfig, bindConfig, dbConfig, logConfig, metricsConfig, redisConfig } from '@pcg/shared/config';
+import { parseHost } from '@pcg/shared/http';
 import { liveConfig } from '@pcg/shared/queues';
+import { parseOrigin } from './edge/origin-policy.ts';
 
 /** The longest replay grace allowed: seconds, not minutes, so a stolen spent token stays near useless. */
 export const MAX_REFRESH_REPLAY_GRACE_SECONDS = 60;
@@ -18,6 +20,37 @@ export const bridgeConfig = z.object({
     .default(0),
 });
 
+const commaSeparated = z
+  .string()
+  .default('')
+  .transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  );
+
+/** Design 7.3: who may reach /mcp (and the bridge routes) besides loopback and the saved public origin. */
+export const originPolicyConfig = z.object({
+  /**
+   * Origins (`https://chatgpt.com`) whose browser pages may call the agent port, besides loopback origins
+   * and the saved public origin; they also get CORS answers. Default none.
+   */
+  MCP_ALLOWED_ORIGINS: commaSeparated.pipe(
+    z.array(
+      z.string().transform((entry, context) => {
+        const origin = parseOrigin(entry.replace(/\/$/, '').toLowerCase());
+        if (origin === null) context.addIssue({ code: 'custom', message: `'${entry}' is not an origin (scheme://host[:port], nothing after it)` });
+        return origin ?? entry;
+      }),
+    ),
+  ),
+  /** Host names (optionally `name:port`) the agent port accepts besides loopback names and the public origin's host. Default none. */
+  MCP_ALLOWED_HOSTS: commaSeparated.pipe(
+    z.array(z.string().refine((entry) => parseHost(entry) !== null, { error: (issue) => `'${String(issue.input)}' is not a host name, with an optional :port` })),
+  ),
+});
+
 export const gatewayConfigSchema = logConfig.extend({
   ...dbConfig.shape,
   ...redisConfig.shape,
@@ -26,6 +59,7 @@ export const gatewayConfigSchema = logConfig.extend({
   ...auditConfig.shape,
   ...liveConfig.shape,
   ...bridgeConfig.shape,
+  ...originPolicyConfig.shape,
   ...metricsConfig.shape,
 });
 

@@ -57,6 +57,7 @@ export async function rawInitialize(address: string, key: string): Promise<strin
 
 /** The JSON-RPC message inside an SSE answer (or a plain JSON one). */
 export function messageOf(text: string): Record<string, unknown> {
-  const data = text.split('\n').find((line) => line.startsWith('data: '));
+  // A priming event (an id and an empty data line, for resumption) comes first and holds no message.
+  const data = text.split('\n').find((line) => line.startsWith('data: ') && line.length > 6);
   return JSON.parse(data ? data.slice(6) : text) as Record<string, unknown>;
 }

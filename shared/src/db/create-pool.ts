@@ -15,13 +15,29 @@ const resultParserInterceptor: Interceptor = {
   name: 'pcg-result-parser',
   transformRow(queryContext, query, row) {
     const parser = queryContext.resultParser;
-    if (!parser) return row;
+    if (!parser || acceptsEveryRow(parser)) return row;
     const result = parser['~standard'].validate(row);
     if (result instanceof Promise) throw new TypeError('asynchronous result parsers are not supported');
     if (result.issues) throw new SchemaValidationError(query, row, result.issues);
     return result.value as QueryResultRow;
   },
 };
+
+const everyRow = new WeakMap<object, boolean>();
+
+/**
+ * Whether a row schema is zod's `record(string, unknown)`: every row Postgres returns matches it (its
+ * keys are column names), so validating would only copy the row, for every row of every read.
+ */
+function acceptsEveryRow(parser: object): boolean {
+  let known = everyRow.get(parser);
+  if (known === undefined) {
+    const def = (parser as { _zod?: { def?: { type?: string; keyType?: { _zod?: { def?: { type?: string } } }; valueType?: { _zod?: { def?: { type?: string } } } } } })._zod?.def;
+    known = def?.type === 'record' && def.keyType?._zod?.def?.type === 'string' && def.valueType?._zod?.def?.type === 'unknown';
+    everyRow.set(parser, known);
+  }
+  return known;
+}
 
 function parseInt8(value: string): number {
   const parsed = Number(value);

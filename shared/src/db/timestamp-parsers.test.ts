@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseTimestamp, parseTimestamptz } from './timestamp-parsers.ts';
 
@@ -23,6 +24,20 @@ describe('the pool\'s timestamptz parser (total: no stored value fails a read)',
     ['9999-12-31 23:59:59.999999+00', '9999-12-31T23:59:59.999Z'],
   ])('serves %s as ISO 8601 UTC with milliseconds', (text, served) => {
     expect(parseTimestamptz(text)).toBe(served);
+  });
+
+  it('serves every UTC instant of years 1000-9999 as Date.toISOString does, whatever the digits of the fraction', () => {
+    const pad = (value: number, width = 2) => String(value).padStart(width, '0');
+    fc.assert(
+      fc.property(fc.date({ min: new Date('1000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }), fc.integer({ min: 0, max: 999 }), fc.integer({ min: 0, max: 6 }), (instant, micros, digits) => {
+        const base = `${pad(instant.getUTCFullYear(), 4)}-${pad(instant.getUTCMonth() + 1)}-${pad(instant.getUTCDate())} ${pad(instant.getUTCHours())}:${pad(instant.getUTCMinutes())}:${pad(instant.getUTCSeconds())}`;
+        const fraction = `${pad(instant.getUTCMilliseconds(), 3)}${pad(micros, 3)}`.slice(0, digits).replace(/0+$/, '');
+        const text = `${base}${fraction === '' ? '' : `.${fraction}`}+00`;
+        const expected = new Date(Date.parse(`${base.replace(' ', 'T')}.${fraction.padEnd(3, '0').slice(0, 3)}Z`)).toISOString();
+        expect(parseTimestamptz(text)).toBe(expected);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('keeps the text when the offset would move the instant out of years 0001-9999', () => {

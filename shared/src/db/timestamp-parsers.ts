@@ -26,13 +26,24 @@ function isoInstantOf(text: string, withOffset: boolean): string | undefined {
   return utcYear >= FIRST_YEAR && utcYear <= LAST_YEAR ? instant.toISOString() : undefined;
 }
 
+/** What a UTC session sends for nearly every `timestamptz`: `2026-03-01 07:00:00.123456+00`, years 1000–9999. */
+const PG_UTC_TIMESTAMPTZ = /^([1-9]\d{3}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/;
+
+/** The common case as plain text surgery (Postgres only sends valid dates), without building two Dates. */
+function isoOfUtcText(text: string): string | undefined {
+  const match = PG_UTC_TIMESTAMPTZ.exec(text);
+  if (!match) return undefined;
+  const fraction = (match[3] ?? '').padEnd(3, '0').slice(0, 3);
+  return `${match[1]}T${match[2]}.${fraction}Z`;
+}
+
 /**
  * `timestamptz` as ISO 8601 UTC with milliseconds. Total: a stored value that has no such text
  * (`infinity`, `-infinity`, a BC year, a year past 9999) is served as Postgres's own text rather than
  * failing the whole read (docs/decisions.md).
  */
 export function parseTimestamptz(text: string): string {
-  return isoInstantOf(text, true) ?? text;
+  return isoOfUtcText(text) ?? isoInstantOf(text, true) ?? text;
 }
 
 /** `timestamp` (no zone) read as UTC, as ISO 8601 with milliseconds; total in the same way. */

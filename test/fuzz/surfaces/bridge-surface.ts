@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { FuzzStack } from '../fuzz-stack.ts';
-import type { FuzzRequest } from '../http-exchange.ts';
+import { jsonRpcOf, type FuzzAnswer, type FuzzRequest } from '../http-exchange.ts';
 import { brokenJsonText, hostileJson, hostileText, percentEncode, plausible } from '../hostile-values.ts';
 import type { Surface } from './surface.ts';
 
@@ -38,6 +38,24 @@ export const bridgeSurface: Surface = {
 };
 
 /** Host and Origin tricks on both ports: the Console's Host check answers exactly 403 forbidden host. */
+/**
+ * Design 7.3 on the agent port (the fuzz stack's bridge is on, with a loopback public origin): a refused
+ * Host, then a present and refused Origin, is 403 on /mcp and the bridge routes; an allowed origin's
+ * preflight of a CORS path is 204 with its CORS headers; /authorize has no preflight (404).
+ */
+function agentHostProblems(request: FuzzRequest, answer: FuzzAnswer, hostAllowed: boolean): string[] {
+  const message = (jsonRpcOf(answer) as { error?: { message?: string } } | undefined)?.error?.message;
+  const origin = request.headers.origin;
+  // /authorize is a page, never read cross-origin: it has no OPTIONS route, so any Host gets the 404.
+  if (request.method === 'OPTIONS' && request.path === '/authorize') return answer.status === 404 ? [] : ['spec 4.1: OPTIONS /authorize is 404 -32601'];
+  if (!hostAllowed) return answer.status === 403 && message === 'Forbidden host' ? [] : ['design 7.3: a refused Host on the agent port is 403 Forbidden host'];
+  const originAllowed = origin === undefined || ['http://localhost:1', 'http://127.0.0.1'].includes(origin);
+  if (!originAllowed) return answer.status === 403 && message === 'Forbidden origin' ? [] : ['design 7.3: a present, refused Origin is 403 Forbidden origin'];
+  if (request.method !== 'OPTIONS') return [];
+  if (origin === undefined) return answer.status === 404 ? [] : ['spec 4.1: OPTIONS without a preflight to answer keeps 404 -32601'];
+  return answer.status === 204 && answer.headers['access-control-allow-origin'] === origin ? [] : ['design 7.3: a preflight from an allowed origin is 204 with CORS headers'];
+}
+
 export const hostSurface: Surface = {
   name: 'host',
   requests() {
@@ -50,25 +68,33 @@ export const hostSurface: Surface = {
       { port: 'console' as const, method: 'GET', path: '/healthz', exempt: true },
       { port: 'console' as const, method: 'GET', path: '/api/context', exempt: true },
       { port: 'agent' as const, method: 'POST', path: '/mcp', exempt: true },
+      { port: 'agent' as const, method: 'OPTIONS', path: '/mcp', exempt: true },
       { port: 'agent' as const, method: 'GET', path: '/.well-known/oauth-authorization-server', exempt: true },
+      { port: 'agent' as const, method: 'OPTIONS', path: '/token', exempt: true },
+      { port: 'agent' as const, method: 'OPTIONS', path: '/authorize', exempt: true },
     );
     return fc.record({ host, origin, route }).map(({ host: hostName, origin: originValue, route: target }): FuzzRequest => ({
       port: target.port,
       method: target.method,
       path: target.path,
-      headers: { host: hostName, ...(originValue ? { origin: originValue } : {}), 'content-type': 'application/json', 'x-fuzz-exempt': String(target.exempt) },
+      headers: {
+        host: hostName,
+        ...(originValue ? { origin: originValue, 'access-control-request-method': 'POST' } : {}),
+        'content-type': 'application/json',
+        'x-fuzz-exempt': String(target.exempt),
+      },
       body: target.method === 'POST' ? {} : undefined,
     }));
   },
   check(_stack, request, answer) {
-    if (request.port !== 'console' || request.headers['x-fuzz-exempt'] === 'true') return [];
     const bare = (request.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
     const allowed = ['localhost', '127.0.0.1', '[::1]'].includes(bare);
+    if (request.port === 'agent') return agentHostProblems(request, answer, allowed);
+    if (request.headers['x-fuzz-exempt'] === 'true') return [];
     if (!allowed && (answer.status !== 403 || answer.body !== '{"error":"forbidden host"}')) return ['spec 5: a disallowed Host gets 403 {"error":"forbidden host"}'];
-    // A state-changing request from a page (an Origin that is not the Console's own) is refused: design 7.2.
-    const crossSite = request.method !== 'GET' && request.headers.origin !== undefined;
-    if (allowed && crossSite && answer.status === 403) return answer.body === '{"error":"cross-site request refused"}' ? [] : ['design 7.2: a cross-site request is refused with its own message'];
-    if (allowed && answer.status === 403) return ['spec 5: an allowed Host is served'];
+    // A state-changing request from another origin is refused by the Console's cross-site check (README), not by the Host check.
+    const crossSite = request.headers.origin !== undefined && answer.body === '{"error":"cross-site request refused"}';
+    if (allowed && answer.status === 403 && !crossSite) return ['spec 5: an allowed Host is served'];
     return [];
   },
 };

@@ -13,6 +13,12 @@ const RELATIVE = ['today', 'yesterday', 'tomorrow', 'this_week', 'last_week', 't
 const OUTPUTS = ['count', 'sum_amount', 'avg_value', 'start_at_week', 'posted_on_month', 'category'] as const;
 const METHODS = ['initialize', 'tools/list', 'tools/call', 'ping', 'resources/list', 'prompts/list', 'notifications/initialized', 'server/discover', 'logging/setLevel', 'completion/complete'] as const;
 
+/** Origins the agent port allows (loopback; the stack's public origin is loopback too) and ones it refuses (design 7.3). */
+const ALLOWED_ORIGINS = ['http://localhost:5173', 'http://127.0.0.1', 'https://[::1]:8443'] as const;
+const REFUSED_ORIGINS = ['https://evil.example.com', 'null', 'http://127.0.0.1.evil.example.com', 'http://localhost:5173/', 'chrome-extension://abc'] as const;
+/** Host values it refuses on /mcp; an absent one is set by node:http to the loopback address it dials. */
+const REFUSED_HOSTS = ['evil.example.com', 'EVIL.example.com:8788', '127.0.0.1.nip.io'] as const;
+
 const condition = fc.record({ field: plausible(FIELDS), op: plausible(OPS), value: fc.oneof(hostileJson, fc.array(hostileText, { maxLength: 3 }), plausible(RELATIVE)) }, { requiredKeys: [] });
 
 const where = fc.oneof({ weight: 4, arbitrary: fc.array(condition, { minLength: 1, maxLength: 3 }) }, { weight: 1, arbitrary: hostileJson });
@@ -67,6 +73,8 @@ const transportChaos = (stack: FuzzStack) =>
     accept: fc.constantFrom('application/json, text/event-stream', 'application/json', 'text/event-stream', '*/*', undefined),
     contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', undefined),
     body: fc.oneof({ weight: 3, arbitrary: jsonRpcMessage }, { weight: 1, arbitrary: fc.array(jsonRpcMessage, { maxLength: 4 }) }, { weight: 1, arbitrary: brokenJsonText }),
+    origin: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom(...ALLOWED_ORIGINS) }, { weight: 1, arbitrary: fc.constantFrom(...REFUSED_ORIGINS) }),
+    host: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('localhost', ...REFUSED_HOSTS) }),
   });
 
 /** A well-formed request on the open session, so that the hostile part is the message and the tool arguments. */
@@ -79,14 +87,44 @@ const onTheSession = (stack: FuzzStack) =>
     accept: 'application/json, text/event-stream' as string | undefined,
     contentType: 'application/json' as string | undefined,
     body: body as unknown,
+    origin: undefined as string | undefined,
+    host: undefined as string | undefined,
   }));
+
+const headerOf = (request: FuzzRequest, name: string) => Object.entries(request.headers).find(([key]) => key.toLowerCase() === name)?.[1];
+
+/** Design 7.3 on /mcp: a refused Host, then a present and refused Origin, is 403; CORS only for an allowed origin. */
+function originProblems(request: FuzzRequest, answer: FuzzAnswer, pathname: string): string[] {
+  const problems: string[] = [];
+  const origin = headerOf(request, 'origin');
+  const host = headerOf(request, 'host');
+  const allowOrigin = answer.headers['access-control-allow-origin'];
+  const originAllowed = origin !== undefined && (ALLOWED_ORIGINS as readonly string[]).includes(origin);
+  if (allowOrigin !== undefined && (!originAllowed || allowOrigin !== origin)) problems.push(`design 7.3: CORS headers for origin ${String(origin)}`);
+  // Another method on /mcp (PUT) is no route, and answers like any unknown path.
+  if (pathname !== '/mcp' || !['GET', 'POST', 'DELETE', 'OPTIONS'].includes(request.method)) return problems;
+  const error = (jsonRpcOf(answer) as { error?: { message?: string } } | undefined)?.error?.message;
+  if (host !== undefined && (REFUSED_HOSTS as readonly string[]).includes(host)) {
+    if (answer.status !== 403 || error !== 'Forbidden host') problems.push('design 7.3: a refused Host on /mcp is 403 Forbidden host');
+    return problems;
+  }
+  if (origin !== undefined && !originAllowed) {
+    if (answer.status !== 403 || error !== 'Forbidden origin') problems.push('MCP transport: a present, refused Origin on /mcp is 403 Forbidden origin');
+    return problems;
+  }
+  if (request.method === 'OPTIONS') {
+    if (originAllowed && (answer.status !== 204 || allowOrigin !== origin)) problems.push('design 7.3: a preflight from an allowed origin is 204 with CORS headers');
+    if (origin === undefined && answer.status !== 404) problems.push('spec 4.1: OPTIONS /mcp without an Origin keeps 404 -32601');
+  }
+  return problems;
+}
 
 export const mcpSurface: Surface = {
   name: 'mcp',
   requests(stack: FuzzStack) {
     return fc
       .oneof({ weight: 3, arbitrary: onTheSession(stack) }, { weight: 1, arbitrary: transportChaos(stack) })
-      .map(({ method, path, session: id, authorization: sent, accept, contentType, body: payload }): FuzzRequest => {
+      .map(({ method, path, session: id, authorization: sent, accept, contentType, body: payload, origin, host }): FuzzRequest => {
         // A GET on the open session is an SSE stream that stays open by design; DELETE would end the session the other cases use.
         const sessionHeader = (method === 'GET' || method === 'DELETE') && id === stack.sessionId ? 'not-a-session' : id;
         let headers: Record<string, string> = {};
@@ -94,6 +132,9 @@ export const mcpSurface: Surface = {
         headers = withHeader(headers, 'authorization', sent);
         headers = withHeader(headers, 'accept', accept);
         headers = withHeader(headers, 'content-type', contentType);
+        headers = withHeader(headers, 'origin', origin);
+        headers = withHeader(headers, 'host', host);
+        if (method === 'OPTIONS' && origin !== undefined) headers = withHeader(headers, 'access-control-request-method', 'POST');
         return { port: 'agent', method, path, headers, body: method === 'GET' ? undefined : payload };
       });
   },
@@ -105,6 +146,7 @@ export const mcpSurface: Surface = {
       const message = jsonRpcOf(answer) as { error?: { code?: number; message?: string } } | undefined;
       if (answer.status !== 404 || message?.error?.code !== -32601 || message.error.message !== 'Not found') problems.push('spec 4.1: any other path answers 404 -32601 Not found');
     }
+    problems.push(...originProblems(request, answer, pathname));
     return problems;
   },
   async after(stack, _request, answer: FuzzAnswer) {

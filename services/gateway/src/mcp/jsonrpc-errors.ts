@@ -13,11 +13,31 @@ export const JSONRPC_ERRORS = {
   duplicateRequestId: { status: 409, code: -32600, message: 'duplicate request id in flight' },
   /** A request whose params do not match its method's schema; the message is followed by the fields. */
   invalidParams: { status: 400, code: -32602, message: 'Invalid params' },
+  /** A request to /mcp or a bridge route whose `Origin` is present and not allowed (design 7.3). */
+  forbiddenOrigin: { status: 403, code: -32000, message: 'Forbidden origin' },
+  /** A request to /mcp or a bridge route whose `Host` is not allowed (design 7.3). */
+  forbiddenHost: { status: 403, code: -32000, message: 'Forbidden host' },
   /** A POST on a session with an empty body. */
   emptyBody: { status: 400, code: -32700, message: 'Parse error: empty body' },
 } as const;
 
 export type JsonRpcErrorAnswer = (typeof JSONRPC_ERRORS)[keyof typeof JSONRPC_ERRORS];
+
+/** Tool names longer than this are cut in the answer: the name is the caller's text. */
+const MAX_SHOWN_TOOL_NAME = 100;
+
+/**
+ * A tools/call naming no tool of the gateway is a protocol error (MCP tools: unknown tool is -32602), not a
+ * tool result: nothing ran, and no audit row is written, since it is not one of the seven tools.
+ */
+export function unknownToolError(name: string, tools: readonly string[]): { code: number; message: string; data: { tools: string[] } } {
+  const shown = name.length > MAX_SHOWN_TOOL_NAME ? `${name.slice(0, MAX_SHOWN_TOOL_NAME)}…` : name;
+  return {
+    code: JSONRPC_ERRORS.invalidParams.code,
+    message: `Unknown tool: '${shown}'; the tools are ${tools.join(', ')}`,
+    data: { tools: [...tools] },
+  };
+}
 
 /** Seconds a client is told to wait before retrying after `storeUnavailable`. */
 export const STORE_RETRY_AFTER_SECONDS = 5;

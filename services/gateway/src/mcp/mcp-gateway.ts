@@ -15,6 +15,7 @@ import { isAccessToken } from '../bridge/bridge-secrets.ts';
 import type { BridgeSwitch } from '../bridge/bridge-switch.ts';
 import { createSignInService } from '../bridge/sign-in-service.ts';
 import { createTokenService } from '../bridge/token-service.ts';
+import { registerOriginPolicy } from '../edge/origin-hooks.ts';
 import { listenForAgentEvents } from './agent-events.ts';
 import { toolListing } from './mcp-server-factory.ts';
 import { registerMcpRoutes, type CredentialResult, type InitializeRefusal } from './mcp-routes.ts';
@@ -87,6 +88,12 @@ export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayD
     });
   };
 
+  // First: the Host and Origin checks run before any route of the agent port (design 7.3).
+  registerOriginPolicy(app, {
+    publicOrigin: () => bridge.current()?.origin ?? null,
+    allowedOrigins: config.MCP_ALLOWED_ORIGINS,
+    allowedHosts: config.MCP_ALLOWED_HOSTS,
+  });
   registerMcpRoutes(app, {
     registry,
     server: { serviceName: config.SERVICE_NAME, tools, listing: toolListing(tools), log, timeTool: (tool) => metrics.toolSeconds.startTimer({ tool }) },

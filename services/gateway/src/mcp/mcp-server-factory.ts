@@ -5,6 +5,7 @@ import type { Grant } from '@pcg/shared/grants';
 import { HttpError } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
 import { MCP_INSTRUCTIONS } from './instructions.ts';
+import { unknownToolError } from './jsonrpc-errors.ts';
 import type { ToolDef } from './tools/tool-types.ts';
 
 const SERVER_VERSION = '0.1.0';
@@ -22,6 +23,26 @@ export function toolListing(tools: readonly ToolDef[]): Tool[] {
 
 function textResult(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] };
+}
+
+/** Thrown from a request handler, the SDK answers it as this JSON-RPC error (its code, message and data). */
+class ProtocolError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+
+type CallToolHandler = Parameters<Server['setRequestHandler']>[1];
+
+/** Protocol.prototype.setRequestHandler, which Server overrides for tools/call. */
+const protocolSetRequestHandler = (Object.getPrototypeOf(Server.prototype) as Pick<Server, 'setRequestHandler'>).setRequestHandler;
+
+function registerProtocolHandler(server: Server, schema: typeof CallToolRequestSchema, handler: (request: z.infer<typeof CallToolRequestSchema>, extra: Parameters<CallToolHandler>[1]) => Promise<CallToolResult>): void {
+  protocolSetRequestHandler.call(server, schema, handler);
 }
 
 function errorResult(message: string): CallToolResult {
@@ -48,11 +69,19 @@ export function createMcpServer(deps: McpServerDeps, grant: Grant): Server {
     { capabilities: { tools: { listChanged: false } }, instructions: MCP_INSTRUCTIONS },
   );
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
+  const names = [...byName.keys()];
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...deps.listing] }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  // Registered through Protocol's own setRequestHandler: Server's override wraps tools/call to parse the
+  // request again and the result against CallToolResultSchema, twice per call on the hot path. The router
+  // has checked the params with that same schema (request-validation.ts), and textResult/errorResult
+  // build only valid results (the tests read them through the SDK client, which validates them).
+  registerProtocolHandler(server, CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
-    if (!tool) return errorResult(`unknown tool '${request.params.name}'; the tools are ${[...byName.keys()].join(', ')}`);
+    if (!tool) {
+      const error = unknownToolError(request.params.name, names);
+      throw new ProtocolError(error.code, error.message, error.data);
+    }
     const done = deps.timeTool?.(tool.name);
     try {
       const requestId = `${extra.sessionId ?? 'session'}:${String(extra.requestId)}`;

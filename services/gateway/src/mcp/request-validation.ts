@@ -2,12 +2,12 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
   InitializeRequestSchema,
-  isJSONRPCRequest,
   ListToolsRequestSchema,
   NotificationSchema,
   PingRequestSchema,
   RequestSchema,
   type JSONRPCErrorResponse,
+  type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { Logger } from '@pcg/shared/logger';
@@ -71,10 +71,33 @@ export function describeInvalidParams(issues: readonly z.core.$ZodIssue[]): stri
   return `${JSONRPC_ERRORS.invalidParams.message}: ${parts.join('; ')}${more}`;
 }
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The shapes nearly every request has, which its schema accepts for certain: a tools/call with only a
+ * string `name` and an object `arguments`, or tools/list and ping with no params or empty ones. They skip
+ * the zod parse (the SDK parses them once more itself); anything else is parsed.
+ */
+function plainlyValid(request: { method: string; params?: unknown }): boolean {
+  const params = request.params;
+  if (request.method === 'tools/call') {
+    if (!isPlainObject(params) || typeof params.name !== 'string') return false;
+    for (const key in params) if (key !== 'name' && key !== 'arguments') return false;
+    return params.arguments === undefined || isPlainObject(params.arguments);
+  }
+  if (request.method === 'tools/list' || request.method === 'ping') {
+    if (params === undefined) return true;
+    if (!isPlainObject(params)) return false;
+    for (const _key in params) return false;
+    return true;
+  }
+  return false;
+}
+
 /** The -32602 message for a request of a served method whose params do not match; undefined when they do. */
-export function invalidParamsOf(request: { method: string }): string | undefined {
+export function invalidParamsOf(request: { method: string; params?: unknown }): string | undefined {
   const schema = SERVED_REQUESTS.get(request.method);
-  if (!schema) return undefined;
+  if (!schema || plainlyValid(request)) return undefined;
   const parsed = schema.safeParse(request);
   return parsed.success ? undefined : describeInvalidParams(parsed.error.issues);
 }
@@ -91,6 +114,8 @@ export function envelopeParamsIssueOf(body: unknown): string | undefined {
   const messages: unknown[] = Array.isArray(body) ? body : [body];
   for (const [index, message] of messages.entries()) {
     if (typeof message !== 'object' || message === null || !('method' in message) || !('params' in message)) continue;
+    // The usual case, params an object without `_meta`, passes the base schema without a parse.
+    if (isPlainObject(message.params) && !('_meta' in message.params)) continue;
     const parsed = ENVELOPE_PARAMS['id' in message ? 'request' : 'notification'].safeParse(message.params);
     if (parsed.success) continue;
     const prefix: PropertyKey[] = Array.isArray(body) ? [index, 'params'] : ['params'];
@@ -107,12 +132,14 @@ export function envelopeParamsIssueOf(body: unknown): string | undefined {
 export function refuseInvalidParams(transport: Transport, log: Logger): void {
   const deliver = transport.onmessage;
   transport.onmessage = (message, extra) => {
-    const invalid = isJSONRPCRequest(message) ? invalidParamsOf(message) : undefined;
-    if (invalid === undefined || !isJSONRPCRequest(message)) {
+    // The transport has parsed every message as JSON-RPC already; a request is one with a method and an id.
+    const request = 'method' in message && 'id' in message ? (message as JSONRPCRequest) : undefined;
+    const invalid = request ? invalidParamsOf(request) : undefined;
+    if (invalid === undefined || !request) {
       deliver?.(message, extra);
       return;
     }
-    const answer: JSONRPCErrorResponse = { jsonrpc: '2.0', id: message.id, error: { code: JSONRPC_ERRORS.invalidParams.code, message: invalid } };
+    const answer: JSONRPCErrorResponse = { jsonrpc: '2.0', id: request.id, error: { code: JSONRPC_ERRORS.invalidParams.code, message: invalid } };
     transport.send(answer).catch((error: unknown) => log.warn({ err: error }, 'could not answer a request with invalid params'));
   };
 }

@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+/** Limits of one session's store; defaults in `EVENT_STORE_LIMITS`. */
+export type EventStoreLimits = {
+  /** Estimated bytes of the messages kept; the oldest go first past it. */
+  maxBytes: number;
+  /** Events kept at most. */
+  maxEvents: number;
+  /** Events older than this are dropped: a client reconnects within seconds, or not at all. */
+  maxAgeMs: number;
+};
+
+/**
+ * 64 KiB, 64 events, one minute: a client told to retry after 1 s comes back within seconds. At the
+ * 512-session cap that is 32 MiB; a single larger answer is still kept, alone, until the next event.
+ * (256 KiB a session cost 25 MB of heap and 175 MB of RSS over 64 busy sessions in bench:mcp.)
+ */
+export const EVENT_STORE_LIMITS: EventStoreLimits = { maxBytes: 64 * 1024, maxEvents: 64, maxAgeMs: 60_000 };
+
+/** Bytes counted for an event besides its message (ids, the entry, the SSE framing). */
+const EVENT_OVERHEAD_BYTES = 128;
+
+type StoredEvent = { id: EventId; seq: number; streamId: StreamId; message: JSONRPCMessage; bytes: number; at: number };
+
+/**
+ * A tool result's size is its text blocks; anything else is serialized (initialize, tools/list: once a
+ * session). Serializing every result again only to weigh it would cost as much as sending it.
+ */
+function estimateBytes(message: JSONRPCMessage): number {
+  const content = (message as { result?: { content?: unknown } }).result?.content;
+  if (Array.isArray(content)) {
+    let bytes = 0;
+    for (const block of content) bytes += typeof (block as { text?: unknown }).text === 'string' ? (block as { text: string }).text.length : 256;
+    return bytes + EVENT_OVERHEAD_BYTES;
+  }
+  return JSON.stringify(message).length + EVENT_OVERHEAD_BYTES;
+}
+
+/**
+ * One session's SSE events, for `Last-Event-ID` resumption (the SDK's `EventStore`). Each session has its
+ * own store and its own random id prefix, so an event id of another session names nothing here and
+ * replays nothing. Bounded by bytes, count and age; the oldest events go first.
+ */
+export function createSessionEventStore(limits: EventStoreLimits = EVENT_STORE_LIMITS, now: () => number = Date.now) {
+  const prefix = randomBytes(6).toString('hex');
+  const events: StoredEvent[] = [];
+  let head = 0;
+  let bytes = 0;
+  let seq = 0;
+
+  function evict(): void {
+    const cutoff = now() - limits.maxAgeMs;
+    // The newest event always stays (unless too old): it is the one a dropped stream most likely missed.
+    while (head < events.length) {
+      const oldest = events[head] as StoredEvent;
+      if (head === events.length - 1 && oldest.at >= cutoff) break;
+      if (bytes <= limits.maxBytes && events.length - head <= limits.maxEvents && oldest.at >= cutoff) break;
+      bytes -= oldest.bytes;
+      head += 1;
+    }
+    // Compact now and then, so the array does not keep evicted entries alive.
+    if (head > 64 && head * 2 > events.length) {
+      events.splice(0, head);
+      head = 0;
+    }
+  }
+
+  function find(eventId: EventId): StoredEvent | undefined {
+    if (!eventId.startsWith(`${prefix}-`)) return undefined;
+    const wanted = Number(eventId.slice(prefix.length + 1));
+    if (!Number.isSafeInteger(wanted)) return undefined;
+    // Sequence numbers are dense from `head`, so the event is at a known place.
+    const first = events[head];
+    // Evicted entries may still sit before `head` until the array is compacted.
+    if (!first || wanted < first.seq) return undefined;
+    const found = events[head + (wanted - first.seq)];
+    return found?.id === eventId ? found : undefined;
+  }
+
+  const store: Required<EventStore> & { readonly size: number; readonly bytes: number } = {
+    get size() {
+      return events.length - head;
+    },
+    get bytes() {
+      return bytes;
+    },
+    async storeEvent(streamId: StreamId, message: JSONRPCMessage): Promise<EventId> {
+      seq += 1;
+      const event: StoredEvent = { id: `${prefix}-${seq}`, seq, streamId, message, bytes: estimateBytes(message), at: now() };
+      events.push(event);
+      bytes += event.bytes;
+      evict();
+      return event.id;
+    },
+    async getStreamIdForEventId(eventId: EventId): Promise<StreamId | undefined> {
+      evict();
+      return find(eventId)?.streamId;
+    },
+    async replayEventsAfter(lastEventId: EventId, { send }: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> }): Promise<StreamId> {
+      const last = find(lastEventId);
+      // The SDK asks getStreamIdForEventId first and refuses an unknown id, so this is a race with eviction.
+      if (!last) throw new Error('event no longer stored');
+      // Taken before the first send: storing during a send may evict and compact the array.
+      const after = events
+        .slice(head + (last.seq - (events[head] as StoredEvent).seq) + 1)
+        // Priming events carry no message worth replaying (an empty object).
+        .filter((event) => event.streamId === last.streamId && Object.keys(event.message).length > 0);
+      for (const event of after) await send(event.id, event.message);
+      return last.streamId;
+    },
+  };
+  return store;
+}

@@ -1,0 +1,63 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { createSessionEventStore, EVENT_STORE_LIMITS } from '../src/mcp/session-event-store.ts';
+
+const result = (id: number, text: string): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } });
+
+async function replay(store: ReturnType<typeof createSessionEventStore>, after: string) {
+  const sent: Array<{ id: string; message: JSONRPCMessage }> = [];
+  const streamId = await store.replayEventsAfter(after, { send: async (id, message) => void sent.push({ id, message }) });
+  return { streamId, sent };
+}
+
+describe('a session event store (Last-Event-ID resumption)', () => {
+  it('replays the events of the same stream after the given id, priming events left out', async () => {
+    const store = createSessionEventStore();
+    const priming = await store.storeEvent('post-1', {} as JSONRPCMessage);
+    await store.storeEvent('post-2', {} as JSONRPCMessage);
+    const answer = await store.storeEvent('post-1', result(1, 'one'));
+    await store.storeEvent('post-2', result(2, 'two'));
+    expect(await store.getStreamIdForEventId(priming)).toBe('post-1');
+    const { streamId, sent } = await replay(store, priming);
+    expect(streamId).toBe('post-1');
+    expect(sent).toEqual([{ id: answer, message: result(1, 'one') }]);
+  });
+
+  it("knows nothing of another session's event ids, even one with the same sequence number", async () => {
+    const mine = createSessionEventStore();
+    const theirs = createSessionEventStore();
+    await mine.storeEvent('_GET_stream', result(1, 'mine'));
+    const foreign = await theirs.storeEvent('_GET_stream', result(1, 'theirs'));
+    expect(await mine.getStreamIdForEventId(foreign)).toBeUndefined();
+    for (const made of ['', 'x', '1', `${foreign}0`, foreign.replace(/-\d+$/, '-999999999999')]) expect(await mine.getStreamIdForEventId(made)).toBeUndefined();
+  });
+
+  it('stays within its byte, count and age bounds, dropping the oldest first', async () => {
+    let clock = 0;
+    const store = createSessionEventStore({ maxBytes: 10_000, maxEvents: 50, maxAgeMs: 1_000 }, () => clock);
+    const ids: string[] = [];
+    for (let index = 0; index < 200; index += 1) ids.push(await store.storeEvent('s', result(index, 'x'.repeat(1_000))));
+    expect(store.bytes).toBeLessThanOrEqual(10_000);
+    expect(store.size).toBeLessThan(10);
+    expect(await store.getStreamIdForEventId(ids[0] as string)).toBeUndefined();
+    expect(await store.getStreamIdForEventId(ids[199] as string)).toBe('s');
+    for (let index = 0; index < 200; index += 1) await store.storeEvent('s', result(index, 'y'));
+    expect(store.size).toBe(50);
+    clock = 2_000;
+    expect(await store.getStreamIdForEventId(ids[199] as string)).toBeUndefined();
+    expect(store.size).toBe(0);
+  });
+
+  it('holds at most EVENT_STORE_LIMITS.maxBytes of messages however many results (measured), or one larger answer alone', async () => {
+    const store = createSessionEventStore();
+    for (let index = 0; index < 500; index += 1) await store.storeEvent('s', result(index, 'q'.repeat(5_000)));
+    expect(store.bytes).toBeLessThanOrEqual(EVENT_STORE_LIMITS.maxBytes);
+    expect(store.size).toBeGreaterThan(1);
+    const big = await store.storeEvent('s', result(501, 'z'.repeat(200_000)));
+    expect(store.size).toBe(1);
+    expect(await store.getStreamIdForEventId(big)).toBe('s');
+    await store.storeEvent('s', result(502, 'small'));
+    expect(await store.getStreamIdForEventId(big)).toBeUndefined();
+    expect(store.bytes).toBeLessThanOrEqual(EVENT_STORE_LIMITS.maxBytes);
+  });
+});
