@@ -56,27 +56,7 @@ export async function startRadicale(certs: TestCertificates, user: { name: strin
       '[logging]', 'level = warning',
     ].join('\n'),
   );
-  const child = spawn(RADICALE, ['--config', join(dir, 'config')], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  try {
-    await answers(port, 15_000, child);
-  } catch (error) {
-    child.kill('SIGKILL');
-    throw new Error(`Radicale did not start: ${(error as Error).message}\n${stderr}`, { cause: error });
-  }
-  return {
-    port,
-    dir,
-    async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return runServer('Radicale', RADICALE, ['--config', join(dir, 'config')], port, dir);
 }
 
 /**
@@ -122,14 +102,19 @@ export async function startDovecot(certs: TestCertificates, user: { name: string
       'default_login_user = nobody',
     ].join('\n'),
   );
-  const child = spawn(DOVECOT, ['-F', '-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return runServer('Dovecot', DOVECOT, ['-F', '-c', config], port, dir);
+}
+
+/** Runs a server binary as a child, waits until its port answers, and gives the handle that stops it and removes `dir`. */
+async function runServer(name: string, command: string, args: string[], port: number, dir: string): Promise<LocalServer> {
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   try {
     await answers(port, 15_000, child);
   } catch (error) {
     child.kill('SIGKILL');
-    throw new Error(`Dovecot did not start: ${(error as Error).message}\n${stderr}`, { cause: error });
+    throw new Error(`${name} did not start: ${(error as Error).message}\n${stderr}`, { cause: error });
   }
   return {
     port,
