@@ -336,6 +336,26 @@ describe('the Console page, in Chromium, on the four real processes', () => {
     await done(opened, [400]);
   });
 
+  it("saves the person's time zone, refuses an offset with the server's words, and goes back to the default", async () => {
+    const opened = await open('settings');
+    const { page } = opened;
+    const zoneForm = page.getByRole('form', { name: 'Time zone' });
+    await expect.poll(() => page.locator('#time-zone').textContent()).not.toBe('');
+    const fallback = await page.locator('#time-zone').textContent();
+    await zoneForm.getByRole('textbox', { name: 'Time zone (IANA name)' }).fill('+02:00');
+    await zoneForm.getByRole('button', { name: 'Save time zone' }).click();
+    await expect.poll(() => zoneForm.locator('.messages').textContent()).toContain('must be an IANA time zone name');
+    await zoneForm.getByRole('textbox', { name: 'Time zone (IANA name)' }).fill('Pacific/Auckland');
+    await zoneForm.getByRole('button', { name: 'Save time zone' }).click();
+    await expect.poll(() => page.locator('#time-zone').textContent()).toBe('Pacific/Auckland');
+    expect(await zoneForm.textContent()).toContain('saved here');
+    expect(await get<{ timeZone: string; timeZoneSource: string }>('/api/settings')).toMatchObject({ timeZone: 'Pacific/Auckland', timeZoneSource: 'setting' });
+    await zoneForm.getByRole('button', { name: 'Use the default' }).click();
+    await expect.poll(() => page.locator('#time-zone').textContent()).toBe(fallback);
+    expect((await get<{ timeZoneSource: string }>('/api/settings')).timeZoneSource).not.toBe('setting');
+    await done(opened, [400]);
+  });
+
   it('shows the status and every screen at 1280×800 and at 390 px, reachable by keyboard', async () => {
     const opened = await open('status');
     const { page } = opened;

@@ -11,7 +11,47 @@ export const ORIGIN_RULES = [
   'Agents connect to the origin followed by /mcp. Saving an origin switches the sign-in bridge on; clearing it switches it off.',
 ];
 
-/** Settings (design 4.4): the public origin and the bridge's state; each OAuth provider's application credentials. */
+const ZONE_SOURCES: Record<Settings['timeZoneSource'], string> = {
+  setting: 'saved here',
+  hub: "the home hub's own zone, used while none is saved here",
+  machine: "this machine's zone, used while none is saved here and no home hub reports one",
+};
+
+/** The person's time zone: relative dates ("last month") and local dates are read in it. */
+function renderTimeZone() {
+  const message = h('div', { class: 'messages' });
+  const current = h('p', { class: 'zone-state' });
+  const input = h('input', { type: 'text', name: 'timeZone', placeholder: 'Europe/Berlin', autocomplete: 'off', spellcheck: false });
+  function show(settings: Settings) {
+    input.value = settings.timeZoneSource === 'setting' ? settings.timeZone : '';
+    replace(current, 'Agents read dates in ', h('code', { id: 'time-zone' }, settings.timeZone), ` (${ZONE_SOURCES[settings.timeZoneSource]}).`);
+  }
+  async function save(timeZone: string | null) {
+    try {
+      const settings = await api<Settings>('PUT', '/api/settings', { timeZone });
+      show(settings);
+      replace(message, notice(timeZone === null ? `Time zone cleared; agents now read dates in ${settings.timeZone}.` : `Saved ${settings.timeZone}.`, 'ok'));
+    } catch (error) {
+      replace(message, notice(errorText(error), 'error'));
+    }
+  }
+  const form = h(
+    'form',
+    { class: 'settings', 'aria-label': 'Time zone' },
+    h('h3', {}, "The person's time zone"),
+    current,
+    labelled('Time zone (IANA name)', input),
+    h('div', { class: 'form-acts' }, h('button', { type: 'submit' }, 'Save time zone'), button('Use the default', () => void save(null))),
+    message,
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void save(input.value.trim());
+  });
+  return { form, show };
+}
+
+/** Settings (design 4.4): the public origin and the bridge's state; the person's time zone; each OAuth provider's application credentials. */
 export async function renderSettings(root: HTMLElement): Promise<void> {
   const message = h('div', { class: 'messages' });
   const state = h('div', { class: 'bridge-state' });
@@ -55,9 +95,12 @@ export async function renderSettings(root: HTMLElement): Promise<void> {
   // A URL input refuses "pcg.example.com" itself; the server's message says what to save instead.
   form.noValidate = true;
   const apps = h('section', { class: 'provider-apps', 'aria-label': 'Provider applications' });
-  replace(root, form, message, state, apps);
+  const zone = renderTimeZone();
+  replace(root, form, message, state, zone.form, apps);
   try {
-    showState(await api<Settings>('GET', '/api/settings'));
+    const settings = await api<Settings>('GET', '/api/settings');
+    showState(settings);
+    zone.show(settings);
   } catch (error) {
     replace(message, notice(errorText(error), 'error'));
   }

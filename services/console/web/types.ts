@@ -66,7 +66,7 @@ export type Connection = {
   updatedAt: string;
 };
 
-export type Settings = { publicOrigin: string | null; mcpUrl: string | null };
+export type Settings = { publicOrigin: string | null; mcpUrl: string | null; timeZone: string; timeZoneSource: 'setting' | 'hub' | 'machine' };
 
 export type Unavailable = { unavailable: string };
 export type Status = {

@@ -58,13 +58,15 @@ describe('a Home Assistant sync', () => {
     const from = mark();
     const job = await syncNow();
     expect(result(job)).toMatchObject({ outcome: 'synced', mode: 'full', written: 9 });
-    expect(pathsSince(from)).toEqual(['/api/states', '/api/services']);
+    expect(pathsSince(from)).toEqual(['/api/states', '/api/services', '/api/config']);
     const rows = await entityRows(testEnv.db, connectionId);
     expect(rows.map((row) => row.source_id)).toContain('light.kitchen');
     expect(rows.find((row) => row.source_id === 'sensor.kitchen_temperature')).toMatchObject({ state: '21.5', attributes: { unit_of_measurement: '°C' } });
     const state = await connectionState(testEnv.db, connectionId);
     expect(state).toMatchObject({ status: 'active', last_error: null });
     expect(state.last_synced_at).not.toBeNull();
+    // The hub's own zone, the default of the person's (issue 20).
+    expect(await testEnv.db.oneFirst(sql.unsafe`SELECT source_time_zone FROM connections WHERE id = ${connectionId}`)).toBe('Europe/Berlin');
     const turnOn = state.actions.find((action) => action.name === 'home.light.turn_on');
     expect(turnOn).toMatchObject({ sector: 'home', input_schema: { type: 'object', properties: { brightness: { type: 'number', minimum: 0, maximum: 255 } } } });
     expect(state.actions.every((action) => /^home\.[a-z0-9_]+\.[a-z0-9_]+$/.test(action.name))).toBe(true);
@@ -196,6 +198,6 @@ describe('a hub answering oddly', () => {
     const from = mark();
     const job = await syncNow();
     expect(result(job)).toMatchObject({ outcome: 'synced', mode: 'full' });
-    expect(pathsSince(from).map((p) => (p?.startsWith('/api/history/period/') ? '/api/history/period/…' : p))).toEqual(['/api/history/period/…', '/api/states', '/api/services']);
+    expect(pathsSince(from).map((p) => (p?.startsWith('/api/history/period/') ? '/api/history/period/…' : p))).toEqual(['/api/history/period/…', '/api/states', '/api/services', '/api/config']);
   });
 });

@@ -5,6 +5,9 @@ import { ConnectionRowSchema, IngestRowSchema, type ConnectionRow, type IngestRo
 
 type Json = Parameters<typeof sql.jsonb>[0];
 
+/** What a whole sync leaves on its connection. */
+export type SyncSuccess = { cursor: unknown; actions?: readonly unknown[]; notice?: string; timeZone?: string };
+
 const COLUMNS = sql.fragment`
   c.id::text AS id, c.provider, c.sector, c.display_name, c.status, c.sign_in_id::text AS sign_in_id, c.sync_interval_minutes, c.sync_cursor, c.actions,
   c.last_synced_at, c.last_error, c.ingest_secret_hash IS NOT NULL AS has_ingest_secret,
@@ -117,18 +120,30 @@ export function createConnectionQueries(db: CommonQueryMethods) {
     },
     /**
      * A whole sync succeeded: keep its cursor (and catalogue), clear the error — or keep the source's
-     * own `notice` (a bank that did not answer) as the error its health shows; a paused connection stays paused.
+     * own `notice` (a bank that did not answer) as the error its health shows; a paused connection stays
+     * paused. A `timeZone` the source reported (the hub's own zone) replaces the stored one.
      */
-    async recordSuccess(id: string, cursor: unknown, actions: readonly unknown[] | undefined, notice?: string): Promise<void> {
+    async recordSuccess(id: string, outcome: SyncSuccess): Promise<void> {
+      const { cursor, actions, notice, timeZone } = outcome;
       await db.query(sql.unsafe`
         UPDATE connections c
         SET sync_cursor = ${sql.jsonb(cursor as Json)},
             actions = COALESCE(${actions === undefined ? null : sql.jsonb(actions as Json)}::jsonb, actions),
+            source_time_zone = COALESCE(${timeZone ?? null}, source_time_zone),
             last_synced_at = now(), last_error = ${notice ?? null},
             status = CASE WHEN status = 'error' THEN 'active' ELSE status END,
             updated_at = now()
         WHERE c.id = ${id}::uuid AND ${MINE}`);
     },
+    /**
+     * The zone a connected source reports (the home hub's), the most recently synced first; null when none
+     * does. A paused connection still counts: pausing stops syncs, it does not move the person.
+     */
+    sourceTimeZone: () =>
+      db.maybeOneFirst(sql.type(z.object({ source_time_zone: z.string() }))`
+        SELECT c.source_time_zone FROM connections c
+        WHERE ${MINE} AND c.source_time_zone IS NOT NULL
+        ORDER BY c.last_synced_at DESC NULLS LAST, c.created_at LIMIT 1`),
     /** A failure the operator should see; `exhausted` (no retry left) also marks the connection `error`. */
     async noteFailure(id: string, message: string, exhausted: boolean): Promise<void> {
       await db.query(sql.unsafe`

@@ -5,6 +5,7 @@ import { insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { cutMark, PAGE_BUDGET_CHARS, PAGE_CUT_NOTICE, ROW_CUT_NOTICE } from './query-budget.ts';
 import { createQueryEngine, type QueryEngine } from './query-engine.ts';
 import type { QueryResult } from './query-input.ts';
+import { prettyText } from './pretty-text.ts';
 
 // Issue 20, size-safe pages: a page ends at `limit` rows or at the character budget of the tool's text,
 // whichever comes first; past the budget it ends early with has_more and a cursor, and says so.
@@ -67,6 +68,15 @@ describe('a page capped by size as well as rows', () => {
     expect(page.row_count).toBe(120);
     expect(page.cut_for_size).toBeUndefined();
     expect(page.notice).toBeUndefined();
+  });
+
+  it('renders a page once: the tool text is that rendering, and the page is frozen so it cannot go stale', async () => {
+    for (const input of [{ select: ['from', 'received_at'], limit: 120 }, {}]) {
+      const page = await engine.query(mail, { object: 'mail.message', ...input });
+      expect(Object.isFrozen(page)).toBe(true);
+      expect(prettyText(page)).toBe(textOf(page));
+      expect(() => Object.assign(page, { row_count: 0 })).toThrow(TypeError);
+    }
   });
 
   it('cuts the longest fields of a row larger than the budget on its own, marks them, and still pages on', async () => {

@@ -48,6 +48,15 @@ function usesLocalTime(input: ParsedQueryInput): boolean {
   return (input.where ?? []).some((filter) => looksRelative(filter.value)) || (input.aggregate?.group_by ?? []).some((group) => typeof group !== 'string');
 }
 
+/** The served fields of a row, in order, a missing one as null (the SQL adds cursor columns past them). */
+function projector(names: readonly string[]) {
+  return (row: Record<string, unknown>) => {
+    const served: Record<string, unknown> = {};
+    for (const name of names) served[name] = row[name] ?? null;
+    return served;
+  };
+}
+
 export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
   let codec: Promise<CursorCodec> | undefined;
   const cursors = () => (codec ??= loadOrCreateSecret(db, CURSOR_KEY_SETTING).then(createCursorCodec));
@@ -66,23 +75,22 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
       const resolved = plan.filters.flatMap((filter, i) => (filter.resolved ? [{ where: `where.${i}`, field: filter.field.name, ...filter.resolved }] : []));
       const extra = resolved.length > 0 ? { resolved_dates: resolved } : {};
 
-      const shape = queryShape(plan);
-      const cursorValues = parsed.data.cursor ? (await cursors()).decode(shape, parsed.data.cursor) : undefined;
+      // Hashed only when a cursor comes in or goes out.
+      let shape: string | undefined;
+      const shapeOf = () => (shape ??= queryShape(plan));
+      const cursorValues = parsed.data.cursor ? (await cursors()).decode(shapeOf(), parsed.data.cursor) : undefined;
       if (cursorValues && cursorValues.length !== plan.order.length) throw new QueryError(CURSOR_SHAPE_MISMATCH);
       const nextCursor = async (last: Record<string, unknown>) =>
-        (await cursors()).encode(shape, plan.order.map((_, i) => (last[cursorColumn(i)] as string | null) ?? null));
+        (await cursors()).encode(shapeOf(), plan.order.map((_, i) => (last[cursorColumn(i)] as string | null) ?? null));
 
       if (plan.aggregate) {
         const rows = await rowsOf(plan, aggregateSql(plan, plan.aggregate, cursorValues), cursorValues !== undefined);
         const outputs = [...plan.aggregate.groupBy.map((group) => group.alias), ...plan.aggregate.metrics.map((metric) => metric.alias)];
-        const project = (row: Record<string, unknown>) => Object.fromEntries(outputs.map((name) => [name, row[name] ?? null]));
-        return sizedPage(object.name, rows, plan.limit, project, nextCursor, extra);
+        return sizedPage(object.name, rows, plan.limit, projector(outputs), nextCursor, extra);
       }
 
       const rows = await rowsOf(plan, pageSql(plan, cursorValues), cursorValues !== undefined);
-      const selected = plan.select.map((f) => f.name);
-      const project = (row: Record<string, unknown>) => Object.fromEntries(selected.map((name) => [name, row[name] ?? null]));
-      return sizedPage(object.name, rows, plan.limit, project, nextCursor, extra);
+      return sizedPage(object.name, rows, plan.limit, projector(plan.select.map((f) => f.name)), nextCursor, extra);
     },
 
     async getRecord(object, id) {

@@ -1,5 +1,6 @@
 import { fitRows, PAGE_BUDGET_CHARS, PAGE_CUT_NOTICE, ROW_CUT_NOTICE } from './query-budget.ts';
 import type { QueryResult } from './query-input.ts';
+import { rememberText } from './pretty-text.ts';
 
 type Row = Record<string, unknown>;
 
@@ -17,6 +18,8 @@ export async function sizedPage(
   extra: Partial<QueryResult> = {},
 ): Promise<QueryResult> {
   const items = fetched.slice(0, limit);
+  const whole = await wholePage(object, fetched, items, project, cursorAfter, extra);
+  if (whole) return whole;
   const page = fitRows(items, project);
   for (;;) {
     const hasMore = fetched.length > limit || page.kept.length < items.length;
@@ -28,8 +31,30 @@ export async function sizedPage(
     if (page.fieldsCut.length > 0) result.fields_cut = page.fieldsCut;
     if (notices.length > 0) result.notice = notices.join('; ');
     // The reserve covers the envelope in practice; this makes the bound exact whatever it holds.
-    if (page.rows.length <= 1 || JSON.stringify(result, null, 2).length <= PAGE_BUDGET_CHARS) return result;
+    const text = JSON.stringify(result, null, 2);
+    if (page.rows.length <= 1 || text.length <= PAGE_BUDGET_CHARS) return rememberText(result, text);
     page.rows.pop();
     page.kept.pop();
   }
+}
+
+/**
+ * The common case first: every row of the page, rendered once; undefined when that text is over the
+ * budget (then rows are measured one by one). The rendered text is the one the tool sends.
+ */
+async function wholePage(
+  object: string,
+  fetched: readonly Row[],
+  items: readonly Row[],
+  project: (row: Row) => Row,
+  cursorAfter: (last: Row) => Promise<string>,
+  extra: Partial<QueryResult>,
+): Promise<QueryResult | undefined> {
+  const rows = items.map(project);
+  const result: QueryResult = { object, rows, row_count: rows.length, has_more: fetched.length > items.length, ...extra };
+  const last = items.at(-1);
+  if (result.has_more && last) result.next_cursor = await cursorAfter(last);
+  const text = JSON.stringify(result, null, 2);
+  if (text.length > PAGE_BUDGET_CHARS) return undefined;
+  return rememberText(result, text);
 }

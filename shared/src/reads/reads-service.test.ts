@@ -86,6 +86,31 @@ describe('the person\'s time zone (issue 20)', () => {
   });
 });
 
+describe('the default of the person\'s time zone (issue 20)', () => {
+  it('is the zone a connected hub reports, then the saved setting wins over it, and a hub that goes takes its zone with it', async () => {
+    const { sql } = await import('slonik');
+    const hub = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'home-assistant' });
+    const zones = createTimeZoneQueries(testEnv.db);
+    try {
+      await testEnv.db.query(sql.unsafe`UPDATE connections SET source_time_zone = 'Pacific/Kiritimati', last_synced_at = now() WHERE id = ${hub}`);
+      // 12:00Z on 22 November is already 02:00 on the 23rd at UTC+14.
+      expect(await reads.describeContext(grant(['finance']))).toMatchObject({ time_zone: 'Pacific/Kiritimati', time_zone_source: 'hub', today: '2026-11-23' });
+      await zones.write('America/Denver');
+      expect(await reads.describeContext(grant([]))).toMatchObject({ time_zone: 'America/Denver', time_zone_source: 'setting' });
+      await zones.write(null);
+      // A stored zone this runtime does not know is passed over, never a failed read.
+      await testEnv.db.query(sql.unsafe`UPDATE connections SET source_time_zone = 'Mars/Olympus_Mons' WHERE id = ${hub}`);
+      expect(await reads.describeContext(grant([]))).toMatchObject({ time_zone: machineTimeZone(), time_zone_source: 'machine' });
+      await testEnv.db.query(sql.unsafe`UPDATE connections SET source_time_zone = 'Asia/Tokyo' WHERE id = ${hub}`);
+      expect(await reads.describeContext(grant([]))).toMatchObject({ time_zone: 'Asia/Tokyo', time_zone_source: 'hub' });
+    } finally {
+      await zones.write(null);
+      await testEnv.db.query(sql.unsafe`DELETE FROM connections WHERE id = ${hub}`);
+    }
+    expect(await reads.describeContext(grant([]))).toMatchObject({ time_zone: machineTimeZone(), time_zone_source: 'machine' });
+  });
+});
+
 describe('sector checks before any SQL', () => {
   it.each([
     ['query', (caller: Caller) => reads.query(caller, { object: 'mail.message' })],

@@ -30,7 +30,7 @@ export type ReadServiceDeps = {
   /** Absent until the live queue is wired; fetch_live then fails with a clear message. */
   live?: LiveRequester;
   now?: () => Date;
-  /** The person's time zone; default: the saved setting, else the machine's zone. */
+  /** The person's time zone; default: the saved setting, else a connected hub's zone, else the machine's. */
   timeZone?: () => Promise<PersonTimeZone>;
 };
 

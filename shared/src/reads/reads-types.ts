@@ -51,7 +51,7 @@ export type DescribeContextResult = {
   now: string;
   /** The person's IANA time zone: relative dates, local buckets and local dates use it. */
   time_zone: string;
-  time_zone_source: 'setting' | 'machine';
+  time_zone_source: 'setting' | 'hub' | 'machine';
   /** Today's date in that zone. */
   today: string;
 };

@@ -23,7 +23,7 @@ export const SettingsViewSchema = z.object({
   mcpUrl: z.string().nullable(),
   /** The zone relative dates and local buckets use: the saved one, else the machine's. */
   timeZone: z.string(),
-  timeZoneSource: z.enum(['setting', 'machine']),
+  timeZoneSource: z.enum(['setting', 'hub', 'machine']),
 });
 export type SettingsView = z.infer<typeof SettingsViewSchema>;
 
@@ -32,7 +32,7 @@ const ALLOWED_FIELDS = ['publicOrigin', 'timeZone'];
 /** What the 400 answers of `PUT /api/settings` say; the route and its tests use these texts. */
 export const SETTINGS_RULES = {
   publicOriginType: 'must be a string such as "https://pcg.example.com", or null to switch the bridge off',
-  timeZoneType: 'must be an IANA time zone name such as "Europe/Berlin", or null to use the machine\'s zone',
+  timeZoneType: 'must be an IANA time zone name such as "Europe/Berlin", or null to use the home hub\'s zone when one is connected, else the machine\'s',
   body: 'must be a JSON object',
   nothing: `name a setting to change: ${ALLOWED_FIELDS.join(', ')}`,
   serviceName: 'the service name is set by the SERVICE_NAME environment variable, not here',

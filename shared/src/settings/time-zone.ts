@@ -1,16 +1,20 @@
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { createConnectionQueries } from '../connections/index.ts';
 import { sql } from '../db/index.ts';
 import { OPERATOR_USER_ID } from '../grants/grants-types.ts';
 import { TIME_ZONE_SETTING } from './settings-types.ts';
 
-/** Where the person's time zone came from: the operator's setting, or the machine's zone by default. */
-export type TimeZoneSource = 'setting' | 'machine';
+/**
+ * Where the person's time zone came from: the operator's setting; else the zone a connected home hub is set
+ * to (it lives where the person lives); else the machine's.
+ */
+export type TimeZoneSource = 'setting' | 'hub' | 'machine';
 export type PersonTimeZone = { zone: string; source: TimeZoneSource };
 
 export const TIME_ZONE_RULES = {
   notAZone: (input: string) =>
-    `timeZone must be an IANA time zone name such as "Europe/Berlin" or "America/New_York" (not an offset or an abbreviation); "${input.slice(0, 64)}" is not one; send null to use the machine's zone`,
+    `timeZone must be an IANA time zone name such as "Europe/Berlin" or "America/New_York" (not an offset or an abbreviation); "${input.slice(0, 64)}" is not one; send null to use the home hub's zone when one is connected, else the machine's`,
 } as const;
 
 /** The IANA name of a zone Intl knows, in its canonical spelling, or undefined. Offsets are refused. */
@@ -52,14 +56,18 @@ export function createTimeZoneQueries(db: CommonQueryMethods) {
 }
 
 /**
- * The person's time zone as every read uses it: the saved setting, else the machine's zone. A saved
- * value that no longer names a zone (a hand edit) falls back to the machine's rather than failing reads.
+ * The person's time zone as every read uses it: the saved setting, else the zone of a connected home hub,
+ * else the machine's. A stored value that no longer names a zone (a hand edit, a zone a newer hub knows
+ * and this runtime does not) is passed over rather than failing reads.
  */
 export function createTimeZoneReader(db: CommonQueryMethods, machine: () => string = machineTimeZone) {
   const queries = createTimeZoneQueries(db);
+  const connections = createConnectionQueries(db);
+  const known = (stored: string | null) => (stored === null ? undefined : canonicalTimeZone(stored));
   return async (): Promise<PersonTimeZone> => {
-    const saved = await queries.readSaved();
-    const zone = saved === null ? undefined : canonicalTimeZone(saved);
-    return zone ? { zone, source: 'setting' } : { zone: machine(), source: 'machine' };
+    const saved = known(await queries.readSaved());
+    if (saved) return { zone: saved, source: 'setting' };
+    const hub = known(await connections.sourceTimeZone());
+    return hub ? { zone: hub, source: 'hub' } : { zone: machine(), source: 'machine' };
   };
 }

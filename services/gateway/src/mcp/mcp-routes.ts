@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { parseBearer, type Grant, type KeyRefusal } from '@pcg/shared/grants';
 import type { Logger } from '@pcg/shared/logger';
+import { coalesceWrites } from './coalesced-writes.ts';
 import { createInFlightIds, requestIdsOf } from './in-flight-ids.ts';
 import {
   GRANT_CHANGED_TEXT,
@@ -118,6 +119,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   /** Hands the request to a transport; fastify must not touch the reply afterwards. */
   async function handOver(request: FastifyRequest, reply: FastifyReply, transport: StreamableHTTPServerTransport, body?: unknown) {
     reply.hijack();
+    if (request.method === 'POST') coalesceWrites(reply.raw);
     try {
       await transport.handleRequest(request.raw, reply.raw, body);
     } catch (error) {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Grant } from '@pcg/shared/grants';
 import { HttpError } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
+import { prettyText } from '@pcg/shared/query';
 import { MCP_INSTRUCTIONS } from './instructions.ts';
 import { unknownToolError } from './jsonrpc-errors.ts';
 import type { ToolDef } from './tools/tool-types.ts';
@@ -22,7 +23,7 @@ export function toolListing(tools: readonly ToolDef[]): Tool[] {
 }
 
 function textResult(value: unknown): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] };
+  return { content: [{ type: 'text', text: prettyText(value) }] };
 }
 
 /** Thrown from a request handler, the SDK answers it as this JSON-RPC error (its code, message and data). */

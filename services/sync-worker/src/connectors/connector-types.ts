@@ -77,6 +77,8 @@ export type SyncOutcome = {
    * or escaped, never raw HTML from a source.
    */
   notice?: string;
+  /** The IANA zone the source is set to (the hub's own), the default of the person's time zone (`canonicalTimeZone`-checked). */
+  timeZone?: string;
   /** The connector chose not to ask the source this time (a quota it must keep), and says why; nothing is recorded as synced. */
   notRun?: string;
 };

@@ -1,8 +1,7 @@
-import { createConnectionQueries, withConnectionSyncLock, type ConnectionRow as SharedConnectionRow } from '@pcg/shared/connections';
+import { createConnectionQueries, withConnectionSyncLock, type ConnectionRow as SharedConnectionRow, type SyncSuccess } from '@pcg/shared/connections';
 import { sql, type DatabasePool } from '@pcg/shared/db';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { deleteRecords, upsertRecords } from '@pcg/shared/cache';
-import type { ActionDef } from '@pcg/shared/live';
 import { findObject } from '@pcg/shared/sectors';
 import { z } from 'zod';
 import type { CacheWriter } from '../connectors/connector-types.ts';
@@ -41,7 +40,7 @@ export function createConnectionStore(db: DatabasePool) {
     /** Runs `work` holding the connection's sync lock; undefined when another sync holds it. */
     withSyncLock: <T>(id: string, work: () => Promise<T>) => withConnectionSyncLock(db, id, work),
 
-    recordSuccess: (id: string, cursor: unknown, actions: readonly ActionDef[] | undefined, notice?: string) => connections.recordSuccess(id, cursor, actions, notice),
+    recordSuccess: (id: string, outcome: SyncSuccess) => connections.recordSuccess(id, outcome),
     noteFailure: (id: string, message: string, exhausted: boolean) => connections.noteFailure(id, message, exhausted),
     /**
      * The source refused the credentials: the grant is gone, so every connection of its sign-in waits

@@ -59,7 +59,7 @@ export function createSyncRunner(deps: SyncRunnerDeps) {
           log.info({ reason: outcome.notRun }, 'sync not run');
           return skipped(outcome.notRun);
         }
-        await deps.store.recordSuccess(connection.id, outcome.cursor, outcome.actions, outcome.notice);
+        await deps.store.recordSuccess(connection.id, outcome);
         log.info({ mode: outcome.mode, ...context.cache.counts }, 'sync finished');
         deps.onRun?.(connection.provider, 'synced');
         return { outcome: 'synced', mode: outcome.mode, ...context.cache.counts } satisfies SyncJobResult;

@@ -34,6 +34,8 @@ type Fault =
 
 export type HomeAssistantDoubleOptions = {
   token?: string;
+  /** The hub's own zone, as `/api/config` reports it (default Europe/Berlin). */
+  timeZone?: string;
   entities?: readonly SeedEntity[];
   services?: readonly HaDomainServices[];
   /** Default 0: a free port. */
@@ -232,7 +234,7 @@ export async function startHomeAssistantDouble(options: HomeAssistantDoubleOptio
     const path = url.pathname;
     if (method === 'GET' && path === '/api/') return send(res, 200, { message: 'API running.' });
     if (method === 'GET' && path === '/api/config') {
-      return send(res, 200, { location_name: 'Home', time_zone: 'Europe/Berlin', version: '2025.1.0', components: ['api', 'history', ...services.map((s) => s.domain)], unit_system: { temperature: '°C', length: 'km', mass: 'g', volume: 'L' } });
+      return send(res, 200, { location_name: 'Home', time_zone: options.timeZone ?? 'Europe/Berlin', version: '2025.1.0', components: ['api', 'history', ...services.map((s) => s.domain)], unit_system: { temperature: '°C', length: 'km', mass: 'g', volume: 'L' } });
     }
     if (method === 'GET' && path === '/api/states') return send(res, 200, [...states.values()]);
     const single = /^\/api\/states\/([^/]+)$/.exec(path);

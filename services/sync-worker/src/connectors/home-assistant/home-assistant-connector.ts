@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { canonicalTimeZone } from '@pcg/shared/settings';
 import { HOME_ASSISTANT, HomeAssistantCredentialsSchema, type HomeAssistantCredentials } from '@pcg/shared/providers';
 import type { Connector, ConnectorContext, SyncOutcome } from '../connector-types.ts';
 import { createSourceClient } from '../kit/source-client.ts';
@@ -90,7 +91,21 @@ async function fullSync(context: ConnectorContext): Promise<SyncOutcome> {
   }
   const now = new Date().toISOString();
   const cursor: Cursor = { since: newest(states, undefined) ?? now, fullAt: now, responding: catalogue.responding };
-  return { mode: 'full', cursor, actions: catalogue.actions };
+  const timeZone = await hubTimeZone(get, context);
+  return { mode: 'full', cursor, actions: catalogue.actions, ...(timeZone ? { timeZone } : {}) };
+}
+
+const HubConfigSchema = z.object({ time_zone: z.string() });
+
+/**
+ * The zone the hub is set to (`/api/config`), the default of the person's time zone. A hub whose
+ * answer names no zone Intl knows is not a failed sync: the person's zone then falls back to the machine's.
+ */
+async function hubTimeZone(get: ReturnType<typeof hub>, context: ConnectorContext): Promise<string | undefined> {
+  const parsed = HubConfigSchema.safeParse(await get('/api/config'));
+  const zone = parsed.success ? canonicalTimeZone(parsed.data.time_zone) : undefined;
+  if (!zone) context.log.warn('the hub reported no time zone this gateway knows; the person\'s zone stays as it was');
+  return zone;
 }
 
 /** Only the entities that changed since the cursor, read from the hub's history (one row per change). */
