@@ -17,6 +17,7 @@ export const mailMessage: ObjectDef = {
     field('subject', 'string', 'Subject line.'),
     field('received_at', 'timestamp', 'When the message arrived (UTC).'),
     field('is_read', 'boolean', 'Whether it has been read.'),
+    field('is_starred', 'boolean', 'Whether it is starred or flagged (Gmail: the STARRED label); null where the source does not say.'),
     field('has_attachments', 'boolean', 'Whether it carries attachments (which are never cached).'),
     field('size_bytes', 'integer', 'Size of the whole message at the source.', { unit: 'bytes' }),
     field('from_address', 'string', 'The sender\'s address alone, lower-cased (from without the name).', { generated: true }),
@@ -26,6 +27,7 @@ export const mailMessage: ObjectDef = {
     'Envelopes only: bodies, snippets and attachments are never cached. fetch_live may return one body; it is not stored.',
     'from, to and cc hold "Name <address>" strings; from_address and from_name hold the sender\'s two parts: group or filter senders by from_address.',
     'received_at is UTC.',
+    'Gmail: folder is INBOX, SENT, DRAFT, SPAM, TRASH or ARCHIVE (in none of those), read from its labels; labels holds the label names (system ones as INBOX, UNREAD, STARRED, IMPORTANT, CATEGORY_*).',
   ],
   fieldDocs: {
     from: 'Match an address with contains, not eq: the display name is part of the value. Use from_address to group by sender.',
