@@ -17,11 +17,11 @@ export const mailMessage: ObjectDef = {
     field('subject', 'string', 'Subject line.'),
     field('received_at', 'timestamp', 'When the message arrived (UTC).'),
     field('is_read', 'boolean', 'Whether it has been read.'),
-    field('is_starred', 'boolean', 'Whether it is starred or flagged (Gmail: the STARRED label); null where the source does not say.'),
     field('has_attachments', 'boolean', 'Whether it carries attachments (which are never cached).'),
     field('size_bytes', 'integer', 'Size of the whole message at the source.', { unit: 'bytes' }),
     field('from_address', 'string', 'The sender\'s address alone, lower-cased (from without the name).', { generated: true }),
     field('from_name', 'string', 'The sender\'s display name alone, when from has one.', { generated: true }),
+    field('is_starred', 'boolean', 'Whether it is starred or flagged (Gmail: the STARRED label); null where the source does not say.'),
   ],
   notes: [
     'Envelopes only: bodies, snippets and attachments are never cached. fetch_live may return one body; it is not stored.',
