@@ -170,6 +170,23 @@ describe('Gmail through its own Google sign-in', () => {
     expect(calls(next, '/history')).toHaveLength(1);
   });
 
+  it('an access token that runs out in the middle of a full sync is refreshed once, and the sync goes on without starting over', async () => {
+    const before = await read();
+    const refreshes = google.state.refreshes;
+    google.gmail.expireHistory();
+    google.gmail.state.getDelayMs = 30;
+    google.gmail.state.expireAccessTokensAtGet = google.gmail.state.gets + 4;
+    const gets = google.gmail.state.gets;
+    const from = google.state.requests.length;
+    await syncAndWait(id);
+    google.gmail.state.getDelayMs = 0;
+    expect(google.state.refreshes).toBe(refreshes + 1);
+    expect(calls(from, '/messages').filter((call) => !call.query.has('pageToken'))).toHaveLength(1);
+    expect(google.gmail.state.gets - gets).toBe(before.length);
+    expect(await read()).toHaveLength(before.length);
+    expect(await connection(id)).toMatchObject({ status: 'active', last_error: null });
+  });
+
   it('a quota 403 (rateLimitExceeded, userRateLimitExceeded) leaves the connection scheduled and signed in', async () => {
     google.gmail.add({ from: 'Hedy Lamarr <hedy@example.com>', subject: 'Frequency hopping', daysAgo: 0 });
     google.failNext('/gmail/v1/users/me/history', 403, { reason: 'userRateLimitExceeded', headers: { 'retry-after': '1' } });

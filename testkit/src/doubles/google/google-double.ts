@@ -100,6 +100,10 @@ export async function startGoogleDouble(options: GoogleDoubleOptions = {}) {
         fault.remaining -= 1;
         return googleError(res, fault.status, fault.reason, `fault ${fault.reason}`, { headers: fault.headers });
       }
+      if (path.startsWith('/gmail/v1/users/me/messages/') && gmail.state.expireAccessTokensAtGet === gmail.state.gets + 1) {
+        gmail.state.expireAccessTokensAtGet = undefined;
+        access.clear();
+      }
       const scopes = access.get((req.headers.authorization ?? '').replace(/^Bearer /i, ''));
       const needs = path.startsWith('/calendar/') ? [CALENDAR] : path.startsWith('/v1/people') ? [CONTACTS] : path.startsWith('/gmail/') ? [GMAIL_METADATA, GMAIL_READONLY] : path === '/oauth2/v3/userinfo' ? ['openid'] : undefined;
       if (!needs) return googleError(res, 404, 'notFound', 'Not Found');

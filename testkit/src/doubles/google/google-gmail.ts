@@ -37,7 +37,16 @@ export function createGmailPart(options: { now: number }) {
   /** The oldest start history id still answered; older ones are 404 (Google keeps about a week, sometimes hours). */
   let oldestHistoryId = 0;
   let nextId = 1;
-  const state = { pageSize: 4, historyPageSize: 3, getDelayMs: 0, inFlight: 0, maxInFlight: 0, gets: 0 };
+  const state = {
+    pageSize: 4,
+    historyPageSize: 3,
+    getDelayMs: 0,
+    inFlight: 0,
+    maxInFlight: 0,
+    gets: 0,
+    /** Every access token expires as the `messages.get` with this number (counting from 1) arrives: a token running out mid-sync. */
+    expireAccessTokensAtGet: undefined as number | undefined,
+  };
   // Gaps between history ids, as Gmail's (reference §5.4): clients must not count on consecutive ids.
   const bump = () => (historyId += 3);
 
