@@ -153,3 +153,36 @@ describe('Google Calendar and Contacts from one sign-in', () => {
     expect(new Set(google.state.presentedRefreshTokens).size).toBe(1);
   });
 });
+
+describe('a recurring weekly meeting with one moved and one cancelled occurrence', () => {
+  it('gives one row per remaining occurrence, the moved one at its new time, both from the sync token and from a full listing', async () => {
+    const calendarId = (await createConnectionQueries(testEnv.db).list()).find((row) => row.sector === 'calendar')?.id ?? '';
+    const HOUR = 3_600_000;
+    const WEEK = 7 * 86_400_000;
+    const first = Date.parse(`${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}T16:00:00Z`);
+    const iso = (at: number) => new Date(at).toISOString().replace('.000Z', 'Z');
+    google.calendar.add({ id: 'planning', calendarId: 'primary-calendar@example.com', summary: 'Planning', start: { dateTime: iso(first), timeZone: 'Europe/Zurich' }, end: { dateTime: iso(first + HOUR), timeZone: 'Europe/Zurich' }, weekly: 4 });
+    const expected = [
+      { recurrence_id: new Date(first).toISOString(), start_at: new Date(first).toISOString() },
+      { recurrence_id: new Date(first + WEEK).toISOString(), start_at: new Date(first + WEEK - 3 * HOUR).toISOString() },
+      { recurrence_id: new Date(first + 3 * WEEK).toISOString(), start_at: new Date(first + 3 * WEEK).toISOString() },
+    ];
+    const rows = async () =>
+      byTitle(await read('calendar.event'), 'Planning')
+        .map((row) => ({ recurrence_id: row.recurrence_id, start_at: row.start_at }))
+        .sort((a, b) => String(a.recurrence_id).localeCompare(String(b.recurrence_id)));
+
+    await syncAndWait(calendarId);
+    expect(await rows()).toHaveLength(4);
+    // The sync token brings the moved occurrence and the cancelled one as `status: cancelled`, which removes its row.
+    google.calendar.moveOccurrence('planning', 1, -3 * HOUR);
+    google.calendar.cancelOccurrence('planning', 2);
+    await syncAndWait(calendarId);
+    expect(await rows()).toEqual(expected);
+    expect(byTitle(await read('calendar.event'), 'Planning').every((row) => row.event_uid === 'planning@google.com' && row.status === 'confirmed')).toBe(true);
+    // A full listing leaves the cancelled occurrence out: the same rows, none twice.
+    google.calendar.expireSyncTokens();
+    await syncAndWait(calendarId);
+    expect(await rows()).toEqual(expected);
+  });
+});

@@ -1,3 +1,4 @@
+import { GMAIL } from './gmail.ts';
 import { GOOGLE } from './google.ts';
 import { HEALTH_AUTO_EXPORT } from './health-auto-export.ts';
 import { HOME_ASSISTANT } from './home-assistant.ts';
@@ -15,10 +16,11 @@ export * from './simplefin.ts';
 export * from './provider-origins.ts';
 export * from './whoop.ts';
 export * from './google.ts';
+export * from './gmail.ts';
 export * from './icloud.ts';
 
 /** Every provider kind, each declared in its own file (descriptor, credentials schema, scope → sector rule). */
-export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE, ICLOUD];
+export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE, GMAIL, ICLOUD];
 
 const byKind = new Map(PROVIDERS.map((provider) => [provider.kind, provider]));
 

@@ -1,6 +1,7 @@
-import { findProvider, GOOGLE_CALENDAR_API_BASE, GOOGLE_PEOPLE_API_BASE, PROVIDERS, realOrigins, WHOOP_API_BASE, type RebaseUrl } from '@pcg/shared/providers';
+import { findProvider, GMAIL_API_BASE, GOOGLE_CALENDAR_API_BASE, GOOGLE_PEOPLE_API_BASE, PROVIDERS, realOrigins, WHOOP_API_BASE, type RebaseUrl } from '@pcg/shared/providers';
 import type { Connector } from './connector-types.ts';
 import type { CalendarWindow } from './google/calendar-sync.ts';
+import { createGmailConnector } from './gmail/gmail-connector.ts';
 import { createGoogleConnector } from './google/google-connector.ts';
 import { healthAutoExportConnector } from './health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from './home-assistant/home-assistant-connector.ts';
@@ -24,6 +25,7 @@ export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins, calendarWi
     icloudConnector,
     createWhoopConnector({ apiBase: rebaseUrl(WHOOP_API_BASE) }),
     createGoogleConnector({ calendarBase: rebaseUrl(GOOGLE_CALENDAR_API_BASE), peopleBase: rebaseUrl(GOOGLE_PEOPLE_API_BASE), window: calendarWindow }),
+    createGmailConnector({ apiBase: rebaseUrl(GMAIL_API_BASE) }),
   ];
 }
 

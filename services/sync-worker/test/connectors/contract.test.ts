@@ -5,7 +5,7 @@ import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
 import { sealCredentials } from '@pcg/shared/crypto';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
-import { createOriginRebaser, GOOGLE as GOOGLE_PROVIDER, PROVIDERS } from '@pcg/shared/providers';
+import { createOriginRebaser, GMAIL as GMAIL_PROVIDER, GOOGLE as GOOGLE_PROVIDER, PROVIDERS } from '@pcg/shared/providers';
 import { blockingConnection, openSyncProducer, type SyncJobResult } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
 import {
@@ -88,7 +88,7 @@ beforeAll(async () => {
   );
   const refreshCredentials = async (connection: ConnectionInfo, current: unknown) => {
     refreshes.push(connection.id);
-    return ['microsoft', 'whoop', 'google'].includes(connection.provider) ? oauthRefresh(connection, current) : refusedRefresh;
+    return ['microsoft', 'whoop', 'google', 'gmail'].includes(connection.provider) ? oauthRefresh(connection, current) : refusedRefresh;
   };
   // iCloud plays against a real CardDAV server (Radicale) when it is installed (CI installs it).
   if (radicaleMissing() === undefined) {
@@ -577,6 +577,99 @@ const GOOGLE: Subject = {
   },
 };
 
+/** A Gmail connection signed in at the Google double (its own sign-in, `gmail.metadata`). */
+async function gmailConnection(): Promise<string> {
+  return insertOAuthConnection(testEnv.db, { provider: 'gmail', sector: 'mail', authorizeUrl: `${google.url}/o/oauth2/v2/auth`, tokenUrl: `${google.url}/token`, client: google.client, scopes: GMAIL_PROVIDER.oauth?.scopes });
+}
+async function syncedGmail(): Promise<string> {
+  const id = await gmailConnection();
+  await producer.schedule(id, 60);
+  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  return id;
+}
+const mailIds = async (id: string) => (await testEnv.db.anyFirst(sql.unsafe`SELECT source_id FROM mail_messages WHERE connection_id = ${id}::uuid ORDER BY source_id`)) as string[];
+const gmailCalls = (from: number, path: string) => google.state.requests.slice(from).filter((call) => call.path === `/gmail/v1/users/me${path}`);
+
+const GMAIL: Subject = {
+  provider: 'gmail',
+  cases: {
+    'full sync': async () => {
+      const id = await gmailConnection();
+      // Twelve messages, one of them in SPAM: eleven envelopes.
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'full', written: 11, removed: 0 });
+      expect(await mailIds(id)).toHaveLength(11);
+    },
+    'incremental sync': async () => {
+      const id = await syncedGmail();
+      const added = google.gmail.add({ from: 'Contract <contract@example.com>', subject: 'Incremental', daysAgo: 0 });
+      const from = google.state.requests.length;
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental', written: 1, removed: 0 });
+      expect(gmailCalls(from, '/messages')).toHaveLength(0);
+      expect(gmailCalls(from, '/history').every((call) => call.query.has('startHistoryId'))).toBe(true);
+      expect(await mailIds(id)).toContain(added.id);
+    },
+    'deletion at the source': async () => {
+      const id = await syncedGmail();
+      const [first] = await mailIds(id);
+      google.gmail.remove(first ?? '');
+      expect(result(await syncNow(id))).toMatchObject({ mode: 'incremental', written: 0, removed: 1 });
+      expect(await mailIds(id)).not.toContain(first);
+    },
+    '401 → refresh → success': async () => {
+      const id = await syncedGmail();
+      const before = google.state.refreshes;
+      google.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(google.state.refreshes).toBe(before + 1);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'refresh refused → needs sign-in': async () => {
+      const id = await syncedGmail();
+      google.revokeGrant();
+      google.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('failed');
+      expect((await connectionState(testEnv.db, id)).status).toBe('needs_sign_in');
+      expect(await scheduled(id)).toBe(false);
+    },
+    '403 quota → rate limited and still scheduled': async () => {
+      const id = await syncedGmail();
+      google.failNext('/gmail/v1/users/me/history', 403, { reason: 'userRateLimitExceeded', headers: { 'retry-after': '1' } });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+      expect(await scheduled(id)).toBe(true);
+    },
+    '429 with Retry-After': async () => {
+      const id = await syncedGmail();
+      google.failNext('/gmail/v1/users/me/history', 429, { reason: 'rateLimitExceeded', headers: { 'retry-after': '1' } });
+      const from = google.state.requests.length;
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      const history = gmailCalls(from, '/history');
+      expect((history[1]?.at ?? 0) - (history[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
+      expect(await scheduled(id)).toBe(true);
+    },
+    '5xx and timeouts with backoff': async () => {
+      const id = await syncedGmail();
+      google.failNext('/gmail/v1/users/me/history', 503, { times: 2 });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(3);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'cursor expired → one full resync': async () => {
+      const id = await syncedGmail();
+      const before = await mailIds(id);
+      google.gmail.expireHistory();
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'full', removed: 0 });
+      expect(await mailIds(id)).toEqual(before);
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental' });
+    },
+  },
+};
+
 const vcard = (uid: string, name: string) => ['BEGIN:VCARD', 'VERSION:3.0', `FN:${name}`, `N:${name};;;;`, `UID:${uid}`, 'END:VCARD', ''].join('\r\n');
 const contactNames = async (id: string) =>
   (await testEnv.db.anyFirst(sql.unsafe`SELECT display_name FROM contacts_entries WHERE connection_id = ${id}::uuid ORDER BY display_name`)) as string[];
@@ -638,7 +731,7 @@ const ICLOUD: Subject = {
   },
 };
 
-const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE, ICLOUD];
+const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE, GMAIL, ICLOUD];
 
 it('every provider runs the contract', () => {
   expect(SUBJECTS.map((subject) => subject.provider).sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());

@@ -21,11 +21,13 @@ export const mailMessage: ObjectDef = {
     field('size_bytes', 'integer', 'Size of the whole message at the source.', { unit: 'bytes' }),
     field('from_address', 'string', 'The sender\'s address alone, lower-cased (from without the name).', { generated: true }),
     field('from_name', 'string', 'The sender\'s display name alone, when from has one.', { generated: true }),
+    field('is_starred', 'boolean', 'Whether it is starred or flagged (Gmail: the STARRED label); null where the source does not say.'),
   ],
   notes: [
     'Envelopes only: bodies, snippets and attachments are never cached. fetch_live may return one body; it is not stored.',
     'from, to and cc hold "Name <address>" strings; from_address and from_name hold the sender\'s two parts: group or filter senders by from_address.',
     'received_at is UTC.',
+    'Gmail: folder is INBOX, SENT, DRAFT, SPAM, TRASH or ARCHIVE (in none of those), read from its labels; labels holds the label names (system ones as INBOX, UNREAD, STARRED, IMPORTANT, CATEGORY_*).',
   ],
   fieldDocs: {
     from: 'Match an address with contains, not eq: the display name is part of the value. Use from_address to group by sender.',

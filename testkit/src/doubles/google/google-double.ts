@@ -2,12 +2,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createCalendarPart } from './google-calendar.ts';
+import { createGmailPart } from './google-gmail.ts';
 import { googleError, readForm, sendJson } from './google-http.ts';
 import { createPeoplePart } from './google-people.ts';
 
 export const GOOGLE_DOUBLE_SUB = '109876543210987654321';
 const CALENDAR = 'https://www.googleapis.com/auth/calendar.readonly';
 const CONTACTS = 'https://www.googleapis.com/auth/contacts.readonly';
+const GMAIL_METADATA = 'https://www.googleapis.com/auth/gmail.metadata';
+const GMAIL_READONLY = 'https://www.googleapis.com/auth/gmail.readonly';
 /** Google answers `email` with its full name, as its token answers do. */
 const EXPANDED: Record<string, string> = { email: 'https://www.googleapis.com/auth/userinfo.email', profile: 'https://www.googleapis.com/auth/userinfo.profile' };
 
@@ -18,7 +21,7 @@ type Fault = { prefix: string; status: number; reason: string; headers: Record<s
  * A local Google for tests and the demo, on one origin (`GOOGLE_BASE_URL`): the OAuth server
  * (authorization code with PKCE S256, `access_type=offline`, refresh tokens that do not rotate, the
  * granted scopes as full names, narrowed by `state.deniedScopes` as a consent with unticked boxes),
- * OpenID userinfo (`sub`), Calendar v3 and the People API. Every API answers 401 for an unknown or
+ * OpenID userinfo (`sub`), Calendar v3, the People API and Gmail v1. Every API answers 401 for an unknown or
  * expired access token, 403 `insufficientPermissions` for a scope not granted, and the faults a test
  * asks for (403 `rateLimitExceeded`, 429 with `Retry-After`, 5xx).
  */
@@ -29,6 +32,7 @@ export async function startGoogleDouble(options: GoogleDoubleOptions = {}) {
   const tick = () => (seq += 1);
   const calendar = createCalendarPart({ now, tick });
   const people = createPeoplePart({ now, tick });
+  const gmail = createGmailPart({ now });
   const codes = new Map<string, { redirectUri: string; scopes: string[]; challenge?: string }>();
   const access = new Map<string, string[]>();
   const refresh = new Map<string, string[]>();
@@ -96,17 +100,22 @@ export async function startGoogleDouble(options: GoogleDoubleOptions = {}) {
         fault.remaining -= 1;
         return googleError(res, fault.status, fault.reason, `fault ${fault.reason}`, { headers: fault.headers });
       }
+      if (path.startsWith('/gmail/v1/users/me/messages/') && gmail.state.expireAccessTokensAtGet === gmail.state.gets + 1) {
+        gmail.state.expireAccessTokensAtGet = undefined;
+        access.clear();
+      }
       const scopes = access.get((req.headers.authorization ?? '').replace(/^Bearer /i, ''));
-      const needs = path.startsWith('/calendar/') ? CALENDAR : path.startsWith('/v1/people') ? CONTACTS : path === '/oauth2/v3/userinfo' ? 'openid' : undefined;
-      const routed = needs !== undefined;
-      if (!routed) return googleError(res, 404, 'notFound', 'Not Found');
+      const needs = path.startsWith('/calendar/') ? [CALENDAR] : path.startsWith('/v1/people') ? [CONTACTS] : path.startsWith('/gmail/') ? [GMAIL_METADATA, GMAIL_READONLY] : path === '/oauth2/v3/userinfo' ? ['openid'] : undefined;
+      if (!needs) return googleError(res, 404, 'notFound', 'Not Found');
       if (!scopes) {
         state.unauthorized += 1;
         return googleError(res, 401, 'authError', 'Request had invalid authentication credentials.', { status: 'UNAUTHENTICATED' });
       }
-      if (!scopes.includes(needs)) return googleError(res, 403, 'insufficientPermissions', 'Request had insufficient authentication scopes.', { status: 'PERMISSION_DENIED' });
+      if (!needs.some((scope) => scopes.includes(scope))) return googleError(res, 403, 'insufficientPermissions', 'Request had insufficient authentication scopes.', { status: 'PERMISSION_DENIED' });
       if (path === '/oauth2/v3/userinfo') return sendJson(res, 200, { sub: GOOGLE_DOUBLE_SUB, email: 'demo.person@example.com', email_verified: true });
       if (calendar.routes(res, path, url.searchParams) || people.routes(res, path, url.searchParams)) return;
+      const mail = gmail.routes(res, path, url.searchParams, !scopes.includes(GMAIL_READONLY));
+      if (mail !== false) return void (await mail);
       return googleError(res, 404, 'notFound', 'Not Found');
     })();
   });
@@ -119,6 +128,7 @@ export async function startGoogleDouble(options: GoogleDoubleOptions = {}) {
     state,
     calendar,
     people,
+    gmail,
     expireAccessTokens: () => access.clear(),
     revokeGrant: () => refresh.clear(),
     /** The next `times` requests under `prefix` answer `status` with Google's error body naming `reason`. */
