@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestCertificates } from './test-ca.ts';
 
@@ -64,7 +65,9 @@ export async function startRadicale(certs: TestCertificates, user: { name: strin
  * port, one passwd-file user whose mail lives under `dir`. Runs in the foreground as a child process.
  */
 export async function startDovecot(certs: TestCertificates, user: { name: string; password: string }): Promise<LocalServer> {
-  const dir = join(certs.dir, `dovecot-${process.pid}-${Date.now()}`);
+  // Not under the CA's folder (0700, root's): Dovecot's auth and mail processes run as nobody and must reach this one.
+  const dir = mkdtempSync(join(tmpdir(), 'pcg-dovecot-'));
+  chmodSync(dir, 0o755);
   const mail = join(dir, 'mail', user.name);
   mkdirSync(join(dir, 'run'), { recursive: true });
   mkdirSync(mail, { recursive: true });
