@@ -71,7 +71,7 @@ export async function createImapSeeder(options: { port: number; ca: string; serv
     },
     async uidValidity(mailbox: string): Promise<bigint> {
       const status = await imap.status(mailbox, { uidValidity: true });
-      if (status.uidValidity === undefined) throw new Error(`no UIDVALIDITY for ${mailbox}`);
+      if (status === false || status.uidValidity === undefined) throw new Error(`no UIDVALIDITY for ${mailbox}`);
       return status.uidValidity;
     },
     async close(): Promise<void> {

@@ -11,8 +11,11 @@ export type ImapSessionOptions = {
   signal: AbortSignal;
 };
 
+/** A refused login; `[UNAVAILABLE]` (RFC 5530) is the server failing to check it, which is worth a retry. */
 function isAuthFailure(error: unknown): boolean {
-  return error !== null && typeof error === 'object' && (error as { authenticationFailed?: unknown }).authenticationFailed === true;
+  if (error === null || typeof error !== 'object') return false;
+  const failure = error as { authenticationFailed?: unknown; serverResponseCode?: unknown };
+  return failure.authenticationFailed === true && failure.serverResponseCode !== 'UNAVAILABLE';
 }
 
 /** The user names iCloud may expect (reference §8.6): the Apple ID as given, then its local part. */
@@ -60,7 +63,8 @@ export async function openImapSession(options: ImapSessionOptions): Promise<Imap
         if (index < names.length - 1) continue;
         throw new SourceAuthError('iCloud Mail refused the Apple ID and app-specific password; enter a new app-specific password');
       }
-      throw new SourceUnavailableError(`iCloud Mail could not be reached: ${(error as Error).message}`);
+      const said = (error as { responseText?: unknown }).responseText;
+      throw new SourceUnavailableError(`iCloud Mail could not be reached: ${typeof said === 'string' ? said : (error as Error).message}`);
     }
   }
   throw new SourceAuthError('iCloud Mail refused the Apple ID and app-specific password');
