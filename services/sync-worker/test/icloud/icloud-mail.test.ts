@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { sql } from '@pcg/shared/db';
 import { createImapSeeder, dovecotMissing, loopbackDialer, startDovecot, type ImapSeeder, type LocalServer, type TestCertificates } from '@pcg/testkit/doubles';
-import { useTestEnvironment } from '@pcg/testkit/testing';
+import { useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ICLOUD_IMAP_HOST } from '../../src/connectors/icloud/icloud-imap-pin.ts';
 import { connectionState } from '../helpers.ts';
@@ -82,6 +84,17 @@ describe.skipIf(missing !== undefined)(`iCloud mail over IMAP against Dovecot${m
     expect(invoice?.source_id).toMatch(/^INBOX:\d+:\d+$/);
     expect(bySubject(rows, 'Weekly news')[0]).toMatchObject({ is_read: true, labels: ['$Forwarded', 'flagged'], from: 'news@example.com', has_attachments: false });
     expect(new Set(dialer.dialed.map((dial) => `${dial.host}:${dial.port}`))).toEqual(new Set([`${ICLOUD_IMAP_HOST}:993`]));
+  });
+
+  it('never fetches a body: Dovecot counts no body part read in any session of a full sync', async () => {
+    const logFile = join(dovecot.dir, 'log');
+    const from = readFileSync(logFile, 'utf8').length;
+    await syncedMail();
+    const logouts = await waitFor(() => {
+      const lines = readFileSync(logFile, 'utf8').slice(from).split('\n').filter((line) => line.includes('Logged out'));
+      return lines.length > 0 ? lines : undefined;
+    }, 5_000, 'Dovecot to log the session out');
+    for (const line of logouts) expect(line).toMatch(/body_count=0 body_bytes=0/);
   });
 
   it('an incremental sync adds a new message by UID and leaves the rows it did not read untouched', async () => {
