@@ -5,13 +5,15 @@ import { dayStart, haePayloadV1, haePayloadV2, sendHealthPush, startHomeAssistan
 import { createLogger } from '@pcg/shared/logger';
 import { createLiveRequester } from '@pcg/shared/queues';
 import { consoleClient, type DemoConnection } from './demo/demo-console.ts';
+import { connectDemoICloud, ICLOUD_DEMO_NAME } from './demo/icloud.ts';
 import { connectDemoMicrosoft } from './demo/microsoft.ts';
 import { probeRedis, readKeeperState, storeFiles } from './local-services/index.ts';
 
 /**
  * `npm run demo`: with the gateway running (`npm start` in another terminal), starts a demo hub (the
  * Home Assistant double) and a demo phone (the health push sender), connects both through the Console,
- * and shows a sync, a live read, an action, a rejected action and a push, with no accounts. The sources
+ * and shows a sync, a live read, an action, a rejected action and a push, with no accounts (and, when
+ * Radicale and Dovecot are installed and the sync-worker is told of them, an iCloud account). The sources
  * keep running (the hub changes, the phone pushes) until Ctrl-C, which pauses the demo connections.
  * `npm run demo -- --remove` deletes them and what they cached.
  */
@@ -23,6 +25,8 @@ const PHONE_NAME = 'Demo phone';
 const HUB_TOKEN = 'demo-hub-long-lived-token';
 const hubPort = Number(process.env.DEMO_HUB_PORT ?? 18123);
 const graphPort = Number(process.env.DEMO_GRAPH_PORT ?? 18124);
+const radicalePort = Number(process.env.DEMO_RADICALE_PORT ?? 18125);
+const dovecotPort = Number(process.env.DEMO_DOVECOT_PORT ?? 18126);
 const consoleBase = `http://${process.env.BIND_HOST ?? '127.0.0.1'}:${process.env.REST_PORT ?? 8787}`;
 const api = consoleClient(consoleBase);
 
@@ -58,6 +62,7 @@ async function main(): Promise<void> {
     for (const connection of [find(existing, 'home-assistant', HUB_NAME), find(existing, 'health-auto-export', PHONE_NAME)]) {
       if (connection) await api.remove(connection.id);
     }
+    for (const connection of existing.filter((row) => row.provider === 'icloud' && row.displayName === ICLOUD_DEMO_NAME)) await api.remove(connection.id);
     say('removed the demo connections and everything they cached');
     return;
   }
@@ -120,6 +125,8 @@ async function main(): Promise<void> {
   say(`the same export again updates those rows in place (same source ids), adding none: ${JSON.stringify(again.accepted ?? again)}`);
 
   const microsoft = await connectDemoMicrosoft(consoleBase, graphPort, say);
+  const dataDir = path.resolve(root, process.env.DATA_DIR || 'data');
+  const icloud = await connectDemoICloud({ api, dataDir, radicalePort, dovecotPort, say }, existing);
 
   // Keep the sources alive: the hub's sensors drift (the next sync fetches only that), the phone pushes.
   const drift = setInterval(() => {
@@ -139,6 +146,8 @@ async function main(): Promise<void> {
     await api.act(phone.connection.id, 'pause').catch(() => undefined);
     await hub.close();
     await microsoft?.close();
+    for (const id of icloud?.connectionIds ?? []) await api.act(id, 'pause').catch(() => undefined);
+    await icloud?.close();
     await bridge.close();
     say('paused the demo connections; run npm run demo again to resume them, or npm run demo -- --remove to delete them');
     process.exit(0);
