@@ -6,13 +6,15 @@ import { createLogger } from '@pcg/shared/logger';
 import { createLiveRequester } from '@pcg/shared/queues';
 import { consoleClient, type DemoConnection } from './demo/demo-console.ts';
 import { connectDemoGoogleAndWearable } from './demo/google-and-wearable.ts';
+import { connectDemoICloud, ICLOUD_DEMO_NAME } from './demo/icloud.ts';
 import { connectDemoMicrosoft } from './demo/microsoft.ts';
 import { probeRedis, readKeeperState, storeFiles } from './local-services/index.ts';
 
 /**
  * `npm run demo`: with the gateway running (`npm start` in another terminal), starts a demo hub (the
  * Home Assistant double) and a demo phone (the health push sender), connects both through the Console,
- * and shows a sync, a live read, an action, a rejected action and a push, with no accounts. The sources
+ * and shows a sync, a live read, an action, a rejected action and a push, with no accounts (and, when
+ * Radicale and Dovecot are installed and the sync-worker is told of them, an iCloud account). The sources
  * keep running (the hub changes, the phone pushes) until Ctrl-C, which pauses the demo connections.
  * `npm run demo -- --remove` deletes them and what they cached.
  */
@@ -26,6 +28,8 @@ const hubPort = Number(process.env.DEMO_HUB_PORT ?? 18123);
 const graphPort = Number(process.env.DEMO_GRAPH_PORT ?? 18124);
 const googlePort = Number(process.env.DEMO_GOOGLE_PORT ?? 18125);
 const wearablePort = Number(process.env.DEMO_WEARABLE_PORT ?? 18126);
+const radicalePort = Number(process.env.DEMO_RADICALE_PORT ?? 18127);
+const dovecotPort = Number(process.env.DEMO_DOVECOT_PORT ?? 18128);
 const consoleBase = `http://${process.env.BIND_HOST ?? '127.0.0.1'}:${process.env.REST_PORT ?? 8787}`;
 const api = consoleClient(consoleBase);
 
@@ -61,6 +65,7 @@ async function main(): Promise<void> {
     for (const connection of [find(existing, 'home-assistant', HUB_NAME), find(existing, 'health-auto-export', PHONE_NAME)]) {
       if (connection) await api.remove(connection.id);
     }
+    for (const connection of existing.filter((row) => row.provider === 'icloud' && row.displayName === ICLOUD_DEMO_NAME)) await api.remove(connection.id);
     say('removed the demo connections and everything they cached');
     return;
   }
@@ -124,6 +129,8 @@ async function main(): Promise<void> {
 
   const microsoft = await connectDemoMicrosoft(consoleBase, graphPort, say);
   const googleAndWearable = await connectDemoGoogleAndWearable(consoleBase, { google: googlePort, wearable: wearablePort }, say);
+  const dataDir = path.resolve(root, process.env.DATA_DIR || 'data');
+  const icloud = await connectDemoICloud({ api, dataDir, radicalePort, dovecotPort, say }, existing);
 
   // Keep the sources alive: the hub's sensors drift (the next sync fetches only that), the phone pushes.
   const drift = setInterval(() => {
@@ -144,6 +151,8 @@ async function main(): Promise<void> {
     await hub.close();
     await microsoft?.close();
     await googleAndWearable.close();
+    for (const id of icloud?.connectionIds ?? []) await api.act(id, 'pause').catch(() => undefined);
+    await icloud?.close();
     await bridge.close();
     say('paused the demo connections; run npm run demo again to resume them, or npm run demo -- --remove to delete them');
     process.exit(0);

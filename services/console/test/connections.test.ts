@@ -130,6 +130,20 @@ describe('connecting the phone', () => {
   });
 });
 
+describe('connecting iCloud', () => {
+  it('one Apple ID and app-specific password make the calendar, contacts and mail connections, each scheduled, on one sign-in', async () => {
+    const password = 'abcd-efgh-ijkl-mnop';
+    const created = await call('POST', '/api/connections', { provider: 'icloud', credentials: { appleId: 'person@icloud.com', appPassword: password } });
+    expect(created.status).toBe(201);
+    const made = created.json.connections as Array<{ id: string; sector: string; signInId: string }>;
+    expect(made.map((connection) => connection.sector).sort()).toEqual(['calendar', 'contacts', 'mail']);
+    expect(new Set(made.map((connection) => connection.signInId)).size).toBe(1);
+    const schedules = await scheduled();
+    for (const connection of made) expect(schedules.get(connection.id)).toBe(15 * 60_000);
+    expect(created.text).not.toContain(password);
+  });
+});
+
 describe('Console acts and their audit rows (spec 2.3, 6)', () => {
   const SENTINEL = 'SENTINEL-credential-value';
 

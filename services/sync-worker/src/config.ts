@@ -2,6 +2,7 @@ import { dbConfig, logConfig, metricsConfig, redisConfig } from '@pcg/shared/con
 import { credentialsConfig } from '@pcg/shared/crypto';
 import { microsoftEndpointsConfig, providerOriginsConfig } from '@pcg/shared/providers';
 import { z } from 'zod';
+import { ICloudResolveSchema } from './connectors/icloud/icloud-local-override.ts';
 
 const ms = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
 
@@ -39,6 +40,14 @@ export const syncWorkerConfigSchema = logConfig.extend({
    * the local test bridge of the tests and the demo only; default false (https to a real host only).
    */
   SIMPLEFIN_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  /**
+   * iCloud names reached on this machine instead (`caldav.icloud.com=127.0.0.1:18127,…`; the demo's local
+   * Radicale and Dovecot): loopback addresses only, names only under `*.icloud.com` and `imap.mail.me.com`.
+   * The guard and the IMAP pin still check each name and TLS is still verified for it; default none.
+   */
+  ICLOUD_RESOLVE: ICloudResolveSchema,
+  /** A PEM file of CAs trusted for iCloud connections besides the system's (read at each connection); default none. */
+  ICLOUD_EXTRA_CA_FILE: z.string().trim().min(1).optional(),
   /** On shutdown, how long jobs in hand may finish before they are put back in the queue; default 20000. */
   SHUTDOWN_GRACE_MS: ms(20_000, 0),
 });

@@ -9,6 +9,7 @@ import { configureProviderEndpoints } from '@pcg/shared/providers';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { SyncWorkerConfig } from './config.ts';
 import type { Connector, RefreshCredentials } from './connectors/connector-types.ts';
+import { icloudOptions } from './connectors/icloud/icloud-local-override.ts';
 import { createConnectorRegistry, defaultConnectors } from './connectors/registry.ts';
 import { createOriginRebaser } from '@pcg/shared/providers';
 import { createOAuthExchangeRunner } from './sign-ins/oauth-exchange.ts';
@@ -42,7 +43,11 @@ export type SyncWorkerOptions = {
 export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: SyncWorkerOptions = {}): Promise<RunningSyncWorker> {
   configureProviderEndpoints(config);
   const rebaseUrl = createOriginRebaser(config);
-  const registry = createConnectorRegistry(options.connectors ?? defaultConnectors(rebaseUrl, { pastDays: config.CALENDAR_PAST_DAYS, futureDays: config.CALENDAR_FUTURE_DAYS }));
+  const icloud = icloudOptions(config);
+  if (config.ICLOUD_RESOLVE.size > 0) log.warn({ names: [...config.ICLOUD_RESOLVE.keys()] }, 'ICLOUD_RESOLVE sends these iCloud names to local servers');
+  const registry = createConnectorRegistry(
+    options.connectors ?? defaultConnectors(rebaseUrl, { pastDays: config.CALENDAR_PAST_DAYS, futureDays: config.CALENDAR_FUTURE_DAYS }, icloud),
+  );
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
   const metrics = createMetrics();

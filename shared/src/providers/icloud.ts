@@ -6,8 +6,7 @@ const APP_PASSWORD = /^[a-z]{4}-[a-z]{4}-[a-z]{4}-[a-z]{4}$/i;
 
 /**
  * An Apple ID and one app-specific password: iCloud has no OAuth for third parties, and the normal
- * Apple ID password is refused (reference §8.1). One sign-in serves calendar and contacts; mail joins
- * when its IMAP reader is built (until then a mail connection would only fail every sync).
+ * Apple ID password is refused (reference §8.1). One sign-in serves calendar, contacts and mail (IMAP).
  */
 export const ICloudCredentialsSchema = z.object({
   appleId: z.string().trim().toLowerCase().pipe(z.email({ error: 'must be the Apple ID (an email address)' })),
@@ -18,8 +17,8 @@ export type ICloudCredentials = z.output<typeof ICloudCredentialsSchema>;
 export const ICLOUD: ProviderDescriptor = {
   kind: 'icloud',
   displayName: 'Apple iCloud',
-  sectors: ['calendar', 'contacts'],
-  objects: ['calendar.event', 'contacts.contact'],
+  sectors: ['calendar', 'contacts', 'mail'],
+  objects: ['calendar.event', 'contacts.contact', 'mail.message'],
   signIn: 'token',
   defaultSyncIntervalMinutes: 15,
   credentialsSchema: ICloudCredentialsSchema,

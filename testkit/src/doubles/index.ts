@@ -14,3 +14,4 @@ export * from './icloud/local-transport.ts';
 export * from './icloud/local-servers.ts';
 export * from './icloud/dav-seeder.ts';
 export * from './google/google-gmail.ts';
+export * from './icloud/imap-seeder.ts';

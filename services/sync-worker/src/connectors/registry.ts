@@ -8,7 +8,7 @@ import { homeAssistantConnector } from './home-assistant/home-assistant-connecto
 import { microsoftConnector } from './microsoft/microsoft-connector.ts';
 import { simplefinConnector } from './simplefin/simplefin-connector.ts';
 import { createWhoopConnector } from './whoop/whoop-connector.ts';
-import { icloudConnector } from './icloud/icloud-connector.ts';
+import { createICloudConnector, type ICloudConnectorOptions } from './icloud/icloud-connector.ts';
 
 export type ConnectorRegistry = {
   get(provider: string): Connector | undefined;
@@ -16,13 +16,13 @@ export type ConnectorRegistry = {
 };
 
 /** One connector per provider of the catalogue, each pointed at its source (or the configured stand-in). */
-export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins, calendarWindow?: CalendarWindow): Connector[] {
+export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins, calendarWindow?: CalendarWindow, icloud: ICloudConnectorOptions = {}): Connector[] {
   return [
     homeAssistantConnector,
     healthAutoExportConnector,
     microsoftConnector,
     simplefinConnector,
-    icloudConnector,
+    createICloudConnector(icloud),
     createWhoopConnector({ apiBase: rebaseUrl(WHOOP_API_BASE) }),
     createGoogleConnector({ calendarBase: rebaseUrl(GOOGLE_CALENDAR_API_BASE), peopleBase: rebaseUrl(GOOGLE_PEOPLE_API_BASE), window: calendarWindow }),
     createGmailConnector({ apiBase: rebaseUrl(GMAIL_API_BASE) }),

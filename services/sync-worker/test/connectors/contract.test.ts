@@ -10,9 +10,14 @@ import { blockingConnection, openSyncProducer, type SyncJobResult } from '@pcg/s
 import { bullmqPrefix } from '@pcg/shared/redis';
 import {
   createDavSeeder,
+  createImapSeeder,
   createLoopbackFetch,
+  dovecotMissing,
+  loopbackDialer,
   radicaleMissing,
+  startDovecot,
   startRadicale,
+  type ImapSeeder,
   type LocalServer,
   startGoogleDouble,
   startGraphDouble,
@@ -28,7 +33,8 @@ import {
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { syncWorkerConfigSchema } from '../../src/config.ts';
 import type { ConnectionInfo, TokenRefreshResult } from '../../src/connectors/connector-types.ts';
-import { createICloudConnector } from '../../src/connectors/icloud/icloud-connector.ts';
+import { createICloudConnector, type ICloudConnectorOptions } from '../../src/connectors/icloud/icloud-connector.ts';
+import { ICLOUD_IMAP_HOST } from '../../src/connectors/icloud/icloud-imap-pin.ts';
 import { defaultConnectors } from '../../src/connectors/registry.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../src/service.ts';
 import { refreshThroughSignIns } from '../../src/sign-ins/refresh-credentials.ts';
@@ -54,7 +60,8 @@ const CASES = [
 ] as const;
 type CaseName = (typeof CASES)[number];
 type Play = () => Promise<void>;
-type Subject = { provider: string; cases: Record<CaseName, Play | { doesNotApply: string }> };
+/** `part` names one of several connections a provider's sign-in gives, when they are played apart (iCloud mail). */
+type Subject = { provider: string; part?: string; cases: Record<CaseName, Play | { doesNotApply: string }> };
 
 const testEnv = useTestEnvironment();
 const settings = () => ({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix });
@@ -66,7 +73,9 @@ const refreshes: string[] = [];
 const refusedRefresh: TokenRefreshResult = { ok: false, reason: 'refused', message: 'invalid_grant' };
 const doubles: Array<{ close(): Promise<void> }> = [];
 const ICLOUD_BOOK = `/${ACCOUNT.appleId}/contacts/`;
-let icloud: { radicale: LocalServer; seed: ReturnType<typeof createDavSeeder>; connector: ReturnType<typeof createICloudConnector> } | undefined;
+let icloud: { radicale: LocalServer; seed: ReturnType<typeof createDavSeeder> } | undefined;
+/** iCloud mail against a real IMAP server (Dovecot), reached through the pin with a dialer that can refuse. */
+let icloudMail: { seed: ImapSeeder; dialer: ReturnType<typeof loopbackDialer> } | undefined;
 /** One Graph double for the whole file: the provider's addresses are set once per process. */
 let graph: GraphDouble;
 /** One wearable double for the file: the worker's WHOOP_BASE_URL points at it. */
@@ -90,18 +99,31 @@ beforeAll(async () => {
     refreshes.push(connection.id);
     return ['microsoft', 'whoop', 'google', 'gmail'].includes(connection.provider) ? oauthRefresh(connection, current) : refusedRefresh;
   };
-  // iCloud plays against a real CardDAV server (Radicale) when it is installed (CI installs it).
+  // iCloud plays against a real CardDAV server (Radicale) and IMAP server (Dovecot) when installed (CI installs them).
+  const icloudOptions: ICloudConnectorOptions = {};
+  const certs = icloudCertificates();
+  doubles.push({ close: async () => certs.dispose() });
   if (radicaleMissing() === undefined) {
-    const certs = icloudCertificates();
     const radicale = await startRadicale(certs, { name: ACCOUNT.appleId, password: ACCOUNT.appPassword });
     const transport = createLoopbackFetch(certs.ca);
     const base = `https://contacts.icloud.com:${radicale.port}/`;
-    icloud = { radicale, seed: createDavSeeder({ base, fetch: transport.fetch, user: ACCOUNT.appleId, password: ACCOUNT.appPassword }), connector: createICloudConnector({ carddavUrl: base, transport: transport.fetch }) };
+    icloud = { radicale, seed: createDavSeeder({ base, fetch: transport.fetch, user: ACCOUNT.appleId, password: ACCOUNT.appPassword }) };
+    Object.assign(icloudOptions, { carddavUrl: base, transport: transport.fetch });
     await icloud.seed.addressBook(ICLOUD_BOOK, 'Contacts');
-    doubles.push({ close: async () => (await transport.close(), await radicale.stop(), certs.dispose()) });
+    doubles.unshift({ close: async () => (await transport.close(), await radicale.stop()) });
   }
+  if (dovecotMissing() === undefined) {
+    const dovecot = await startDovecot(certs, { name: ACCOUNT.appleId, password: ACCOUNT.appPassword });
+    const dialer = loopbackDialer(dovecot.port);
+    const seed = await createImapSeeder({ port: dovecot.port, ca: certs.ca, servername: ICLOUD_IMAP_HOST, user: ACCOUNT.appleId, password: ACCOUNT.appPassword });
+    await seed.create('Archive');
+    icloudMail = { seed, dialer };
+    icloudOptions.imap = { dial: dialer.dial, ca: certs.ca };
+    doubles.unshift({ close: async () => (await seed.close(), await dovecot.stop()) });
+  }
+  const icloudConnector = icloud || icloudMail ? createICloudConnector(icloudOptions) : undefined;
   const rebaseUrl = createOriginRebaser({ WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url });
-  const connectors = defaultConnectors(rebaseUrl).map((connector) => (icloud && connector.provider.kind === 'icloud' ? icloud.connector : connector));
+  const connectors = defaultConnectors(rebaseUrl).map((connector) => (icloudConnector && connector.provider.kind === 'icloud' ? icloudConnector : connector));
   worker = await startSyncWorker(
     loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv({ ...graph.env, SIMPLEFIN_ALLOW_LOOPBACK: 'true', WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url }))),
     log,
@@ -731,14 +753,83 @@ const ICLOUD: Subject = {
   },
 };
 
-const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE, GMAIL, ICLOUD];
+const mailSubjects = async (id: string) =>
+  (await testEnv.db.anyFirst(sql.unsafe`SELECT subject FROM mail_messages WHERE connection_id = ${id}::uuid ORDER BY subject`)) as string[];
+const mailOf = (subject: string) => ({ from: 'Ann Example <ann@example.com>', to: ACCOUNT.appleId, subject, date: new Date('2026-03-02T08:15:30Z') });
+/** The iCloud mail connection after its first sync, with `subjects` appended to `mailbox` first. */
+async function syncedICloudMail(subjects: string[], mailbox = 'INBOX'): Promise<string> {
+  if (!icloudMail) throw new Error(dovecotMissing());
+  for (const subject of subjects) await icloudMail.seed.append(mailbox, mailOf(subject));
+  const { mail } = await insertICloudSignIn(testEnv.db);
+  expect(result(await syncNow(mail))).toMatchObject({ outcome: 'synced', mode: 'full' });
+  return mail;
+}
+const ICLOUD_MAIL: Subject = {
+  provider: 'icloud',
+  part: 'mail',
+  cases: {
+    'full sync': async () => {
+      const id = await syncedICloudMail(['M full 1', 'M full 2']);
+      expect(await mailSubjects(id)).toEqual(expect.arrayContaining(['M full 1', 'M full 2']));
+    },
+    'incremental sync': async () => {
+      const id = await syncedICloudMail(['M inc 1']);
+      await icloudMail?.seed.append('INBOX', mailOf('M inc 2'));
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental', written: 1 });
+      expect(await mailSubjects(id)).toContain('M inc 2');
+    },
+    'deletion at the source': async () => {
+      const uid = (await icloudMail?.seed.append('INBOX', mailOf('M del'))) ?? 0;
+      const id = await syncedICloudMail([]);
+      expect(await mailSubjects(id)).toContain('M del');
+      await icloudMail?.seed.expunge('INBOX', uid);
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental' });
+      expect(await mailSubjects(id)).not.toContain('M del');
+    },
+    '401 → refresh → success': { doesNotApply: 'an app-specific password cannot be refreshed; a refused login needs a new one' },
+    'refresh refused → needs sign-in': async () => {
+      const id = await syncedICloudMail([]);
+      const asked = refreshes.length;
+      const signInId = String(await testEnv.db.oneFirst(sql.unsafe`SELECT sign_in_id FROM connections WHERE id = ${id}::uuid`));
+      await createSignInQueries(testEnv.db).replaceCredentials(signInId, sealCredentials(TEST_KEY, { ...ACCOUNT, appPassword: 'zzzz-zzzz-zzzz-zzzz' }, signInId));
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('failed');
+      expect(refreshes.length).toBe(asked);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'needs_sign_in' });
+    },
+    '403 quota → rate limited and still scheduled': { doesNotApply: 'IMAP has no quota answer' },
+    '429 with Retry-After': { doesNotApply: 'IMAP has no Retry-After' },
+    '5xx and timeouts with backoff': async () => {
+      const id = await syncedICloudMail([]);
+      // The server down twice (the connection refused), then up: retried with backoff, then synced.
+      icloudMail?.dialer.refuseNext(2);
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(3);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'cursor expired → one full resync': async () => {
+      // IMAP's expired cursor is a new UIDVALIDITY: the mailbox deleted and made again with the same message.
+      const id = await syncedICloudMail(['M validity'], 'Archive');
+      await icloudMail?.seed.remove('Archive');
+      await icloudMail?.seed.create('Archive');
+      await icloudMail?.seed.append('Archive', mailOf('M validity'));
+      const job = await syncNow(id);
+      expect(job.attemptsMade).toBe(1);
+      expect(result(job)).toMatchObject({ outcome: 'synced', mode: 'full' });
+      expect((await mailSubjects(id)).filter((subject) => subject === 'M validity')).toHaveLength(1);
+    },
+  },
+};
+
+const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE, GMAIL, ICLOUD, ICLOUD_MAIL];
 
 it('every provider runs the contract', () => {
-  expect(SUBJECTS.map((subject) => subject.provider).sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());
+  expect([...new Set(SUBJECTS.map((subject) => subject.provider))].sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());
 });
 
 for (const subject of SUBJECTS) {
-  describe(`connector contract: ${subject.provider}`, () => {
+  describe(`connector contract: ${subject.provider}${subject.part ? ` ${subject.part}` : ''}`, () => {
     for (const name of CASES) {
       const play = subject.cases[name];
       if (typeof play === 'function') it(name, play);

@@ -32,7 +32,7 @@ export const mailMessage: ObjectDef = {
   fieldDocs: {
     from: 'Match an address with contains, not eq: the display name is part of the value. Use from_address to group by sender.',
     from_address: 'Lower-cased; eq matches one sender whatever name they used.',
-    labels: 'contains matches one whole label.',
+    labels: "contains matches one whole label. From IMAP sources (iCloud) labels are the message's flags: 'flagged', 'answered', 'draft', and keywords such as '$Forwarded' as written.",
     to: 'contains matches one whole recipient string.',
   },
   defaultOrder: [{ field: 'received_at', direction: 'desc' }],

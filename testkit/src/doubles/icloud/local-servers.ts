@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestCertificates } from './test-ca.ts';
 
@@ -40,13 +41,13 @@ export type LocalServer = { port: number; dir: string; stop(): Promise<void> };
 
 /**
  * Radicale (CalDAV + CardDAV, RFC 6578 sync-collection) as a child process on a free port, with TLS from
- * the test CA's certificate and one htpasswd user.
+ * the test CA's certificate and one htpasswd user. `options.port` fixes the port (the demo's).
  */
-export async function startRadicale(certs: TestCertificates, user: { name: string; password: string }): Promise<LocalServer> {
+export async function startRadicale(certs: TestCertificates, user: { name: string; password: string }, options: { port?: number } = {}): Promise<LocalServer> {
   const dir = join(certs.dir, `radicale-${process.pid}-${Date.now()}`);
   mkdirSync(join(dir, 'collections'), { recursive: true });
   writeFileSync(join(dir, 'users'), `${user.name}:${user.password}\n`);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   writeFileSync(
     join(dir, 'config'),
     [
@@ -61,10 +62,12 @@ export async function startRadicale(certs: TestCertificates, user: { name: strin
 
 /**
  * Dovecot (IMAP over implicit TLS, CONDSTORE offered) with its own config and state directories, on a free
- * port, one passwd-file user whose mail lives under `dir`. Runs in the foreground as a child process.
+ * port (or `options.port`), one passwd-file user whose mail lives under `dir`. Runs in the foreground as a child process.
  */
-export async function startDovecot(certs: TestCertificates, user: { name: string; password: string }): Promise<LocalServer> {
-  const dir = join(certs.dir, `dovecot-${process.pid}-${Date.now()}`);
+export async function startDovecot(certs: TestCertificates, user: { name: string; password: string }, options: { port?: number } = {}): Promise<LocalServer> {
+  // Not under the CA's folder (0700, root's): Dovecot's auth and mail processes run as nobody and must reach this one.
+  const dir = mkdtempSync(join(tmpdir(), 'pcg-dovecot-'));
+  chmodSync(dir, 0o755);
   const mail = join(dir, 'mail', user.name);
   mkdirSync(join(dir, 'run'), { recursive: true });
   mkdirSync(mail, { recursive: true });
@@ -72,7 +75,7 @@ export async function startDovecot(certs: TestCertificates, user: { name: string
   const gid = spawnSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).stdout.trim();
   spawnSync('chown', ['-R', `${ids}:${gid}`, join(dir, 'mail')]);
   writeFileSync(join(dir, 'passwd'), `${user.name}:{PLAIN}${user.password}:${ids}:${gid}::${mail}\n`);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const config = join(dir, 'dovecot.conf');
   writeFileSync(
     config,
@@ -95,6 +98,9 @@ export async function startDovecot(certs: TestCertificates, user: { name: string
       `ssl_cert = <${join(certs.dir, 'cert.pem')}`,
       `ssl_key = <${join(certs.dir, 'key.pem')}`,
       'auth_mechanisms = plain login',
+      'auth_failure_delay = 0',
+      // No growing delay after refused logins from 127.0.0.1 (Dovecot's auth penalty): tests refuse on purpose.
+      'service anvil {', '  unix_listener anvil-auth-penalty {', '    mode = 0', '  }', '}',
       'passdb {', '  driver = passwd-file', `  args = ${join(dir, 'passwd')}`, '}',
       'userdb {', '  driver = passwd-file', `  args = ${join(dir, 'passwd')}`, '}',
       'mail_location = maildir:~/Maildir',

@@ -1,5 +1,5 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { connect as netConnect, type Socket } from 'node:net';
+import { connect as netConnect, Socket } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -25,13 +25,30 @@ export function createLoopbackFetch(ca: string): { fetch: typeof fetch; close():
   return { fetch: loopbackFetch, close: () => agent.close() };
 }
 
-/** A TCP dialer for the IMAP pin in tests: whatever name and port it is asked for, it dials 127.0.0.1:`port`. */
-export function loopbackDialer(port: number): { dial(host: string, port: number): Socket; dialed: Array<{ host: string; port: number }> } {
+/**
+ * A TCP dialer for the IMAP pin in tests: whatever name and port it is asked for, it dials 127.0.0.1:`port`.
+ * `refuseNext(n)` makes the next n dials fail as a refused connection would (a server that is down).
+ */
+export function loopbackDialer(port: number): {
+  dial(host: string, port: number): Socket;
+  dialed: Array<{ host: string; port: number }>;
+  refuseNext(times: number): void;
+} {
   const dialed: Array<{ host: string; port: number }> = [];
+  let refusals = 0;
   return {
     dialed,
+    refuseNext(times) {
+      refusals = times;
+    },
     dial(host, wanted) {
       dialed.push({ host, port: wanted });
+      if (refusals > 0) {
+        refusals -= 1;
+        const socket = new Socket();
+        process.nextTick(() => socket.destroy(Object.assign(new Error(`connect ECONNREFUSED ${host}:${wanted} (test)`), { code: 'ECONNREFUSED' })));
+        return socket;
+      }
       return netConnect({ host: '127.0.0.1', port });
     },
   };

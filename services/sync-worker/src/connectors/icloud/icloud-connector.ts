@@ -5,6 +5,8 @@ import { syncCalendar } from './calendar-sync.ts';
 import { syncContacts } from './contacts-sync.ts';
 import { createGuardedFetch } from './icloud-guard.ts';
 import type { PinnedImapOptions } from './icloud-imap-pin.ts';
+import { openImapSession } from './imap-session.ts';
+import { syncMail } from './mail-sync.ts';
 import { createWebDav } from './webdav-client.ts';
 
 export const ICLOUD_CALDAV_URL = 'https://caldav.icloud.com';
@@ -46,6 +48,11 @@ export function createICloudConnector(options: ICloudConnectorOptions = {}): Con
           return syncCalendar(context, webDav(context), new URL(options.caldavUrl ?? ICLOUD_CALDAV_URL));
         case 'contacts':
           return syncContacts(context, webDav(context), new URL(options.carddavUrl ?? ICLOUD_CARDDAV_URL));
+        case 'mail': {
+          const credentials = credentialsOf(context);
+          const session = () => openImapSession({ credentials, pin: options.imap ?? {}, timeoutMs: context.requestTimeoutMs, signal: context.signal });
+          return syncMail(context, session, credentials.appleId);
+        }
         default:
           throw new SourceRejectedError(`iCloud ${context.connection.sector} is not read yet`, 0, 'not read yet');
       }

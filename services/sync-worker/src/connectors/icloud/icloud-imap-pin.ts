@@ -22,8 +22,11 @@ export type ImapDialer = (host: string, port: number) => Socket;
 export type PinnedImapOptions = {
   /** Default: a TCP connection to the host and port. */
   dial?: ImapDialer;
-  /** CA certificates to trust instead of the system's (a test CA). Verification is never turned off. */
-  ca?: string;
+  /**
+   * CA certificates to trust instead of the system's (a test CA), or a function read at each connection (a
+   * CA file that may be replaced while the worker runs). Verification is never turned off.
+   */
+  ca?: string | string[] | (() => string | string[]);
 };
 
 /** Whether an IMAP destination is the pinned one; the reason when it is not. */
@@ -52,7 +55,7 @@ export function createPinnedImapTransport(options: PinnedImapOptions = {}): Imap
           servername: ICLOUD_IMAP_HOST,
           rejectUnauthorized: true,
           minVersion: 'TLSv1.2',
-          ...(options.ca !== undefined ? { ca: options.ca } : {}),
+          ...(options.ca !== undefined ? { ca: typeof options.ca === 'function' ? options.ca() : options.ca } : {}),
         },
         onConnect,
       );
