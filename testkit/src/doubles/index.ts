@@ -13,3 +13,5 @@ export * from './icloud/test-ca.ts';
 export * from './icloud/local-transport.ts';
 export * from './icloud/local-servers.ts';
 export * from './icloud/dav-seeder.ts';
+export * from './plaid/plaid-fixtures.ts';
+export * from './plaid/plaid-double.ts';
