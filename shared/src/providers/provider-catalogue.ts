@@ -4,6 +4,7 @@ import { HOME_ASSISTANT } from './home-assistant.ts';
 import { MICROSOFT, microsoftProvider, type MicrosoftEndpoints } from './microsoft.ts';
 import { ICLOUD } from './icloud.ts';
 import type { ProviderDescriptor } from './provider-types.ts';
+import { PLAID } from './plaid.ts';
 import { SIMPLEFIN } from './simplefin.ts';
 import { WHOOP } from './whoop.ts';
 
@@ -12,13 +13,14 @@ export * from './home-assistant.ts';
 export * from './health-auto-export.ts';
 export * from './microsoft.ts';
 export * from './simplefin.ts';
+export * from './plaid.ts';
 export * from './provider-origins.ts';
 export * from './whoop.ts';
 export * from './google.ts';
 export * from './icloud.ts';
 
 /** Every provider kind, each declared in its own file (descriptor, credentials schema, scope → sector rule). */
-export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE, ICLOUD];
+export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, PLAID, WHOOP, GOOGLE, ICLOUD];
 
 const byKind = new Map(PROVIDERS.map((provider) => [provider.kind, provider]));
 

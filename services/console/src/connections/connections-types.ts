@@ -10,7 +10,7 @@ export const ConnectionViewSchema = z.object({
   status: z.enum(['active', 'paused', 'error', 'needs_sign_in']),
   /** ok, pending (never synced), stale (no data for a day), error, paused, needs_sign_in. */
   health: z.string(),
-  signIn: z.enum(['token', 'push', 'oauth']),
+  signIn: z.enum(['token', 'push', 'oauth', 'link']),
   /** The sign-in whose credentials it uses; null for push connections. */
   signInId: z.string().nullable(),
   /** Null for push connections, which are never pulled. */

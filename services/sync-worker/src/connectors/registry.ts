@@ -5,6 +5,7 @@ import { createGoogleConnector } from './google/google-connector.ts';
 import { healthAutoExportConnector } from './health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from './home-assistant/home-assistant-connector.ts';
 import { microsoftConnector } from './microsoft/microsoft-connector.ts';
+import { createPlaidConnector, type PlaidConnectorOptions } from './plaid/plaid-connector.ts';
 import { simplefinConnector } from './simplefin/simplefin-connector.ts';
 import { createWhoopConnector } from './whoop/whoop-connector.ts';
 import { icloudConnector } from './icloud/icloud-connector.ts';
@@ -14,9 +15,17 @@ export type ConnectorRegistry = {
   all(): readonly Connector[];
 };
 
-/** One connector per provider of the catalogue, each pointed at its source (or the configured stand-in). */
-export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins, calendarWindow?: CalendarWindow): Connector[] {
+/** Without the saved application (no database at hand), the aggregator's syncs say so. */
+const NO_PLAID_APP = async () => null;
+
+/**
+ * One connector per provider of the catalogue, each pointed at its source (or the configured stand-in).
+ * `plaid.loadApp` reads the aggregator application the operator saved (the sync-worker passes one that
+ * opens it from `provider_apps`).
+ */
+export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins, calendarWindow?: CalendarWindow, plaid: Omit<PlaidConnectorOptions, 'rebaseUrl'> = { loadApp: NO_PLAID_APP }): Connector[] {
   return [
+    createPlaidConnector({ ...plaid, rebaseUrl }),
     homeAssistantConnector,
     healthAutoExportConnector,
     microsoftConnector,

@@ -77,12 +77,14 @@ const RATE_CODES: Record<string, string> = {
 };
 
 class PlaidFailure extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: ItemError & Record<string, unknown>,
-    readonly retryAfter?: string,
-  ) {
+  readonly status: number;
+  readonly body: ItemError & Record<string, unknown>;
+  readonly retryAfter: string | undefined;
+  constructor(status: number, body: ItemError & Record<string, unknown>, retryAfter?: string) {
     super(body.error_code);
+    this.status = status;
+    this.body = body;
+    this.retryAfter = retryAfter;
   }
 }
 
