@@ -16,7 +16,17 @@ import { demoAggregatorItem, type AggregatorAccount, type AggregatorItemSeed, ty
  * cleared by a link in update mode) and to be rate limited per item (429 `RATE_LIMIT_EXCEEDED`).
  */
 
-export type AggregatorRequest = { path: string; at: number; accessToken: string | null; credentialsIn: 'body' | 'headers' | 'none' };
+export type AggregatorRequest = {
+  path: string;
+  at: number;
+  accessToken: string | null;
+  credentialsIn: 'body' | 'headers' | 'none';
+  /** `/transactions/sync`: the cursor asked with (null for none or empty); `/link/token/create`: whether in update mode. */
+  cursor: string | null;
+  updateMode: boolean;
+  /** HTTP status of the answer. */
+  status: number;
+};
 
 type TrackedTransaction = { tx: AggregatorTransaction; createdSeq: number; modifiedSeq: number };
 type RemovedTransaction = { account_id: string; createdSeq: number; removedSeq: number };
@@ -261,7 +271,7 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     if (hosted?.[1] && req.method === 'GET') {
       // The person links their bank at the hosted page and is sent to the completion redirect.
       const session = completeLink(decodeURIComponent(hosted[1]));
-      requests.push({ path: url.pathname, at: Date.now(), accessToken: null, credentialsIn: 'none' });
+      requests.push({ path: url.pathname, at: Date.now(), accessToken: null, credentialsIn: 'none', cursor: null, updateMode: false, status: 200 });
       if (session.completionRedirect) {
         res.writeHead(302, { location: session.completionRedirect });
         res.end();
@@ -277,8 +287,20 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
       const session = completeLink(String(body.link_token ?? ''));
       return send(res, 200, { public_token: session.publicToken, redirect: session.completionRedirect });
     }
-    const credentialsIn = authenticate(req, body);
-    requests.push({ path: url.pathname, at: Date.now(), accessToken: typeof body.access_token === 'string' ? body.access_token : null, credentialsIn });
+    const logged: AggregatorRequest = {
+      path: url.pathname,
+      at: Date.now(),
+      accessToken: typeof body.access_token === 'string' ? body.access_token : null,
+      credentialsIn: 'none',
+      cursor: typeof body.cursor === 'string' && body.cursor !== '' ? body.cursor : null,
+      updateMode: url.pathname === '/link/token/create' && typeof body.access_token === 'string',
+      status: 200,
+    };
+    requests.push(logged);
+    res.on('finish', () => {
+      logged.status = res.statusCode;
+    });
+    logged.credentialsIn = authenticate(req, body);
     const request_id = randomUUID();
     switch (url.pathname) {
       case '/link/token/create': {

@@ -132,7 +132,7 @@ export type PlaidApiOptions = { app: PlaidApp; rebaseUrl: RebaseUrl; timeoutMs: 
 export function createPlaidApi(options: PlaidApiOptions) {
   const link = PLAID.link;
   if (!link) throw new Error('the aggregator provider declares no link');
-  const base = options.rebaseUrl(link.apiBaseUrls[options.app.environment]);
+  const base = options.rebaseUrl(link.apiBaseUrls[options.app.environment]).replace(/\/+$/, '');
   const client = createSourceClient({ what: 'the bank aggregator', classifier: plaidClassifier, timeoutMs: options.timeoutMs, signal: options.signal, maxRedirects: 0 });
 
   async function call<T>(path: string, body: Record<string, unknown>, schema: z.ZodType<T>): Promise<T> {
