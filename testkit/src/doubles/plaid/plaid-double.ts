@@ -46,6 +46,8 @@ type Item = {
   /** Requests per endpoint within the current minute. */
   calls: Map<string, number[]>;
   forced429: Array<{ retryAfter?: string }>;
+  /** Statuses the next data calls answer with (an outage of the aggregator). */
+  forcedFailures: number[];
   mutateOnNextPage: boolean;
 };
 
@@ -153,6 +155,8 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
 
   /** Per-item limits (reference §1.7): a forced 429 first, then the per-minute count. */
   function limit(item: Item, path: string): void {
+    const outage = item.forcedFailures.shift();
+    if (outage) throw new PlaidFailure(outage, { error_type: 'API_ERROR', error_code: 'INTERNAL_SERVER_ERROR', error_message: 'an unexpected error occurred', display_message: null });
     const code = RATE_CODES[path] ?? 'RATE_LIMIT';
     const forced = item.forced429.shift();
     const message = 'rate limit exceeded for attempts to access this item. please try again later';
@@ -193,6 +197,7 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
       error: null,
       calls: new Map(),
       forced429: [],
+      forcedFailures: [],
       mutateOnNextPage: false,
     };
     items.set(item.itemId, item);
@@ -455,6 +460,10 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     /** The next data calls of this item answer 429 `RATE_LIMIT_EXCEEDED`; the aggregator itself sends no `Retry-After`. */
     rateLimitNext(itemId: string, options: { times?: number; retryAfter?: string } = {}): void {
       for (let i = 0; i < (options.times ?? 1); i += 1) itemById(itemId).forced429.push(options.retryAfter ? { retryAfter: options.retryAfter } : {});
+    },
+    /** The next data calls of this item answer with these statuses (`API_ERROR`), in order. */
+    failNext(itemId: string, status: number, options: { times?: number } = {}): void {
+      for (let i = 0; i < (options.times ?? 1); i += 1) itemById(itemId).forcedFailures.push(status);
     },
     /** The next request for a second page finds the data changed (a new transaction arrives) and answers the mutation error. */
     mutateDuringNextPagination(itemId: string): void {
