@@ -217,7 +217,7 @@ describe('the bank aggregator', () => {
     expect((await rowsOf('finance.account', connectionId)).map((row) => row.id).sort()).toEqual(accountsBefore);
   });
 
-  it('gives an agent granted only finance each finance connection\'s health and the consent expiry', async () => {
+  it("gives an agent granted only finance each finance connection's health and the consent expiry", async () => {
     const context = await agentContext();
     expect(context.sectors).toEqual(['finance']);
     const mine = context.connections.find((row) => row.id === connectionId);
@@ -237,7 +237,7 @@ describe('the bank aggregator', () => {
     expect(transaction?.fieldDocs?.amount).toMatch(/Negative = money out/);
   });
 
-  it('starts with an empty cursor while the bank\'s first data is not ready, then syncs in full', async () => {
+  it("starts with an empty cursor while the bank's first data is not ready, then syncs in full", async () => {
     aggregator.state.startNotReady = true;
     const linked = await linkThroughConsole();
     aggregator.state.startNotReady = false;
