@@ -29,6 +29,7 @@ export type Provider = {
   defaultSyncIntervalMinutes: number | null;
   credentials: JsonSchema | null;
   oauth: { scopes: string[]; appSaved: boolean; callbackPath: string } | null;
+  link: { appSaved: boolean; environments: string[]; callbackPath: string } | null;
 };
 
 export type SignIn = {
