@@ -6,6 +6,7 @@ import { createLogger } from '@pcg/shared/logger';
 import { createLiveRequester } from '@pcg/shared/queues';
 import { consoleClient, type DemoConnection } from './demo/demo-console.ts';
 import { connectDemoMicrosoft } from './demo/microsoft.ts';
+import { connectDemoAggregator } from './demo/plaid.ts';
 import { probeRedis, readKeeperState, storeFiles } from './local-services/index.ts';
 
 /**
@@ -23,6 +24,7 @@ const PHONE_NAME = 'Demo phone';
 const HUB_TOKEN = 'demo-hub-long-lived-token';
 const hubPort = Number(process.env.DEMO_HUB_PORT ?? 18123);
 const graphPort = Number(process.env.DEMO_GRAPH_PORT ?? 18124);
+const aggregatorPort = Number(process.env.DEMO_AGGREGATOR_PORT ?? 18125);
 const consoleBase = `http://${process.env.BIND_HOST ?? '127.0.0.1'}:${process.env.REST_PORT ?? 8787}`;
 const api = consoleClient(consoleBase);
 
@@ -120,6 +122,7 @@ async function main(): Promise<void> {
   say(`the same export again updates those rows in place (same source ids), adding none: ${JSON.stringify(again.accepted ?? again)}`);
 
   const microsoft = await connectDemoMicrosoft(consoleBase, graphPort, say);
+  const aggregator = await connectDemoAggregator(consoleBase, aggregatorPort, say);
 
   // Keep the sources alive: the hub's sensors drift (the next sync fetches only that), the phone pushes.
   const drift = setInterval(() => {
@@ -139,6 +142,7 @@ async function main(): Promise<void> {
     await api.act(phone.connection.id, 'pause').catch(() => undefined);
     await hub.close();
     await microsoft?.close();
+    await aggregator?.close();
     await bridge.close();
     say('paused the demo connections; run npm run demo again to resume them, or npm run demo -- --remove to delete them');
     process.exit(0);
