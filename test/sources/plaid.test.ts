@@ -28,6 +28,7 @@ let worker: RunningSyncWorker;
 let producer: Awaited<ReturnType<typeof openSyncProducer>>;
 let queue: Queue;
 let agentKey: string;
+const logs: Array<() => string[]> = [];
 const settings = () => ({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix });
 /** Small pages, so a sync of the demo bank takes several `/transactions/sync` calls. */
 const PAGE_SIZE = 2;
@@ -82,8 +83,11 @@ beforeAll(async () => {
   const env = testEnv.env({ CREDENTIALS_KEY: key.toString('base64'), REST_PORT: '0', SOURCE_TIMEOUT_MS: '2000', SYNC_BACKOFF_MS: '100', SIMPLEFIN_ALLOW_LOOPBACK: 'true', PLAID_BASE_URL: aggregator.url });
   const config = loadConfig(syncWorkerConfigSchema, env);
   const connectors = defaultConnectors(createOriginRebaser(config), undefined, { loadApp: plaidAppLoader(testEnv.db, key), pageSize: PAGE_SIZE });
-  worker = await startSyncWorker(config, createCapturingLogger('sync-worker').log, { connectors });
-  consoleService = await startConsole(loadConfig(consoleConfigSchema, env), createCapturingLogger('console').log, { audit: { record: () => undefined } });
+  const workerLog = createCapturingLogger('sync-worker');
+  const consoleLog = createCapturingLogger('console');
+  logs.push(workerLog.lines, consoleLog.lines);
+  worker = await startSyncWorker(config, workerLog.log, { connectors });
+  consoleService = await startConsole(loadConfig(consoleConfigSchema, env), consoleLog.log, { audit: { record: () => undefined } });
   producer = await openSyncProducer(settings(), createCapturingLogger().log);
   queue = new Queue('sync', { connection: blockingConnection(settings(), 'plaid-test'), prefix: bullmqPrefix(settings()) });
   agentKey = await createTestAgent(testEnv.db, { name: 'finance-only', sectors: ['finance'] });
@@ -250,6 +254,16 @@ describe('the bank aggregator', () => {
     aggregator.markReady(newest);
     expect((await syncNow(id)).state).toBe('completed');
     expect(await rowsOf('finance.transaction', id)).toHaveLength(5);
+  });
+});
+
+describe('secrets of the aggregator', () => {
+  it('never appear in a log line of the Console or the sync-worker: no access token, no secret, no public or link token', () => {
+    const lines = logs.flatMap((read) => read()).join('\n');
+    expect(lines.length).toBeGreaterThan(0);
+    for (const item of aggregator.items()) expect(lines).not.toContain(item.accessToken);
+    expect(lines).not.toContain(aggregator.app.secret);
+    expect(lines).not.toMatch(/public-sandbox-|link-sandbox-/);
   });
 });
 
