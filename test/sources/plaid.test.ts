@@ -109,6 +109,7 @@ describe('the bank aggregator', () => {
   it('saves the application credentials with their environment, write-only', async () => {
     const app = { clientId: aggregator.app.clientId, clientSecret: aggregator.app.secret };
     expect(await send('PUT', '/api/connect/plaid/app', app)).toMatchObject({ status: 400, body: { error: expect.stringContaining('sandbox or production') } });
+    expect((await send('PUT', '/api/connect/plaid/app', { ...app, clientSecret: 'secret€', environment: 'sandbox' })).status).toBe(400);
     expect((await send('PUT', '/api/connect/plaid/app', { ...app, environment: 'sandbox' })).status).toBe(204);
     const providers = (await send('GET', '/api/providers')).body as { providers: Array<Record<string, unknown>> };
     const plaid = providers.providers.find((provider) => provider.kind === 'plaid');

@@ -14,6 +14,8 @@ import type { ClaimBody } from './sign-in-types.ts';
 /** A callback whose state was not started in this browser, was already used, or is stale. */
 export const SIGN_IN_STATE_REFUSED = 'this sign-in was not started in this browser, was already used, or has expired; start the sign-in again';
 
+const HEADER_SAFE = /^[\x21-\x7e]+$/;
+
 /** A refusal the operator can act on, with the status it answers with at the edge. */
 export class SignInRefusedError extends HttpError {
   constructor(status: number, code: string, message: string) {
@@ -83,6 +85,8 @@ export function createSignInService(deps: SignInServiceDeps) {
       try {
         const provider = signInProvider(kind);
         if (provider.signIn === 'link' && !app.environment) throw new ValidationError(`environment: ${provider.displayName} needs the environment of its application: sandbox or production`);
+        // The aggregator's client id and secret travel as HTTP header values: visible ASCII only.
+        if (provider.signIn === 'link' && !HEADER_SAFE.test(app.clientId + app.clientSecret)) throw new ValidationError(`${provider.displayName}'s client id and secret are printable ASCII without spaces; check what was pasted`);
         if (provider.signIn !== 'link' && app.environment) throw new ValidationError(`environment: ${provider.displayName} takes no environment`);
         await createSignInQueries(deps.db).saveApp(provider.kind, sealCredentials(deps.credentialsKey, app, providerAppContext(provider.kind)));
         deps.log.info({ provider: provider.kind }, 'provider application credentials saved');

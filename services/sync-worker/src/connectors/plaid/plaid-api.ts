@@ -2,7 +2,7 @@ import { parse as parseLossless } from 'lossless-json';
 import { z } from 'zod';
 import { PLAID, type LinkEnvironment, type RebaseUrl } from '@pcg/shared/providers';
 import { createSourceClient } from '../kit/source-client.ts';
-import { SourceAuthError, SourceUnavailableError } from '../kit/source-errors.ts';
+import { SourceAuthError, SourceRejectedError, SourceUnavailableError } from '../kit/source-errors.ts';
 import type { SourceAnswer } from '../kit/source-verdict.ts';
 import { plaidClassifier, reasonOf } from './plaid-classifier.ts';
 
@@ -113,6 +113,9 @@ const LinkSessionsSchema = z.object({
 const ExchangeSchema = z.object({ access_token: Text(512).min(1), item_id: Text(256).min(1) });
 const InstitutionSchema = z.object({ institution: z.object({ institution_id: Text(128), name: Text(500), url: Text(2000).nullish() }) });
 
+/** What an HTTP header value may hold of the application's credentials. */
+const HEADER_SAFE = /^[\x21-\x7e]+$/;
+
 /** The whole `/transactions/sync` loop must start again from its first cursor (reference §1.4). */
 export class SyncMutationError extends Error {
   constructor() {
@@ -136,6 +139,9 @@ export function createPlaidApi(options: PlaidApiOptions) {
   const client = createSourceClient({ what: 'the bank aggregator', classifier: plaidClassifier, timeoutMs: options.timeoutMs, signal: options.signal, maxRedirects: 0 });
 
   async function call<T>(path: string, body: Record<string, unknown>, schema: z.ZodType<T>): Promise<T> {
+    if (!HEADER_SAFE.test(options.app.clientId + options.app.clientSecret)) {
+      throw new SourceRejectedError('the bank aggregator was not asked: the saved client id or secret is not printable ASCII', 0, 'client id or secret unusable in a header');
+    }
     let failed: SourceAnswer | undefined;
     let text: string;
     try {
