@@ -6,7 +6,7 @@ import { createConnectionQueries } from '@pcg/shared/connections';
 import { createOriginRebaser } from '@pcg/shared/providers';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { startPlaidDouble, type PlaidDouble } from '@pcg/testkit/doubles';
-import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
@@ -98,7 +98,14 @@ describe('a bank linked through the aggregator\'s hosted link from the Console p
     await screenshot(page, 'sign-in-result-link');
     await page.getByRole('link', { name: 'Back to the Console’s connections' }).click();
     await page.locator('main[data-ready="connections"]').waitFor();
-    expect(await page.locator('article.card', { hasText: `Chase (${PROVIDER})` }).count()).toBe(1);
+    const card = page.locator('article.card', { hasText: `Chase (${PROVIDER})` });
+    expect(await card.count()).toBe(1);
+    // After the first sync the card shows the date the bank's consent expires.
+    await waitFor(async () => ((await plaidConnections())[0]?.last_synced_at ? true : undefined), 15_000, 'the first sync');
+    await page.reload();
+    await page.locator('main[data-ready="connections"]').waitFor();
+    expect(await card.locator('[data-consent-expires]').count()).toBe(1);
+    expect(Date.parse(String(await card.locator('[data-consent-expires]').getAttribute('data-consent-expires')))).toBeGreaterThan(Date.now() + 100 * 86_400_000);
     await done(opened);
     expect((await plaidConnections()).map((row) => [row.sector, row.status])).toEqual([['finance', 'active']]);
   });

@@ -159,6 +159,8 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
         h('dd', {}, time(connection.lastSyncedAt, 'never'), ` (${age(connection.lastSyncedAt)})`),
         h('dt', {}, 'Last error'),
         h('dd', { class: connection.lastError ? 'error-text' : 'muted' }, connection.lastError ?? 'none'),
+        connection.consentExpiresAt ? h('dt', {}, 'Bank consent expires') : null,
+        connection.consentExpiresAt ? h('dd', { 'data-consent-expires': connection.consentExpiresAt }, time(connection.consentExpiresAt, 'never')) : null,
         connection.ingestPath ? h('dt', {}, 'Push URL') : null,
         connection.ingestPath ? h('dd', {}, h('code', {}, `${location.origin}${connection.ingestPath}`), connection.hasIngestSecret ? '' : ' (no secret set)') : null,
       ),

@@ -63,6 +63,7 @@ export type Connection = {
   actionCount: number;
   ingestPath?: string;
   hasIngestSecret: boolean;
+  consentExpiresAt?: string;
   createdAt: string;
   updatedAt: string;
 };

@@ -61,6 +61,7 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       actionCount: Array.isArray(row.actions) ? row.actions.length : 0,
       ...(push ? { ingestPath: `/api/ingest/${row.id}` } : {}),
       hasIngestSecret: row.has_ingest_secret,
+      ...(row.consent_expires_at ? { consentExpiresAt: row.consent_expires_at } : {}),
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     };

@@ -22,6 +22,8 @@ export const ConnectionViewSchema = z.object({
   /** Where the device pushes, for push connections. */
   ingestPath: z.string().optional(),
   hasIngestSecret: z.boolean(),
+  /** Finance only, when the bank reports one: the earliest instant its consent for the link expires (spec 2.1). */
+  consentExpiresAt: z.string().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
