@@ -3,7 +3,7 @@ import { transientClassifier } from '../kit/classifiers.ts';
 import { parseRetryAfter, type SourceClassifier } from '../kit/source-verdict.ts';
 
 /** Item errors only the person can mend, at the bank through a link in update mode (reference §1.6). */
-const NEEDS_PERSON = new Set(['ITEM_LOGIN_REQUIRED', 'INVALID_ACCESS_TOKEN', 'ITEM_NOT_FOUND', 'USER_PERMISSION_REVOKED', 'ACCESS_NOT_GRANTED', 'INVALID_CREDENTIALS', 'ITEM_LOCKED', 'NO_ACCOUNTS']);
+export const NEEDS_PERSON: ReadonlySet<string> = new Set(['ITEM_LOGIN_REQUIRED', 'INVALID_ACCESS_TOKEN', 'ITEM_NOT_FOUND', 'USER_PERMISSION_REVOKED', 'ACCESS_NOT_GRANTED', 'INVALID_CREDENTIALS', 'ITEM_LOCKED', 'NO_ACCOUNTS']);
 /** The bank or the aggregator is briefly unable to answer: try again later. */
 const TRANSIENT = new Set(['PRODUCT_NOT_READY', 'INSTITUTION_DOWN', 'INSTITUTION_NOT_RESPONDING', 'INSTITUTION_NOT_AVAILABLE', 'INSTITUTION_ERROR', 'API_ERROR', 'PLANNED_MAINTENANCE']);
 

@@ -3,7 +3,7 @@ import { PLAID, PlaidItemCredentialsSchema, realOrigins, type RebaseUrl } from '
 import type { Connector, ConnectorContext, SyncOutcome } from '../connector-types.ts';
 import { SourceAuthError, SourceRejectedError, SourceUnavailableError } from '../kit/source-errors.ts';
 import { createPlaidApi, SyncMutationError, type PlaidApi, type PlaidApp, type PlaidItem, type PlaidTransaction } from './plaid-api.ts';
-import { reasonOf } from './plaid-classifier.ts';
+import { NEEDS_PERSON, reasonOf } from './plaid-classifier.ts';
 import { accountRecord, domainOf, holdingRecord, transactionRecord, type ItemContext } from './plaid-mapping.ts';
 
 const ACCOUNT = 'finance.account';
@@ -12,8 +12,6 @@ const HOLDING = 'finance.holding';
 
 /** Restarts of the whole `/transactions/sync` loop before the sync is retried later instead. */
 export const MAX_LOOP_RESTARTS = 3;
-/** Item errors that only a link in update mode mends. */
-const NEEDS_PERSON = new Set(['ITEM_LOGIN_REQUIRED', 'USER_PERMISSION_REVOKED', 'ACCESS_NOT_GRANTED', 'INVALID_CREDENTIALS', 'ITEM_LOCKED', 'NO_ACCOUNTS']);
 
 /** What the connector keeps between syncs: the cursor reached at the end of the last complete loop. */
 const CursorSchema = z.object({ transactions: z.string().min(1).max(1024).optional() });
