@@ -111,6 +111,8 @@ describe('the bank aggregator', () => {
     expect(await send('PUT', '/api/connect/plaid/app', app)).toMatchObject({ status: 400, body: { error: expect.stringContaining('sandbox or production') } });
     expect((await send('PUT', '/api/connect/plaid/app', { ...app, clientSecret: 'secret€', environment: 'sandbox' })).status).toBe(400);
     expect((await send('PUT', '/api/connect/plaid/app', { ...app, environment: 'sandbox' })).status).toBe(204);
+    // An environment belongs to a hosted-link provider only.
+    expect(await send('PUT', '/api/connect/microsoft/app', { ...app, environment: 'sandbox' })).toMatchObject({ status: 400, body: { error: expect.stringContaining('takes no environment') } });
     const providers = (await send('GET', '/api/providers')).body as { providers: Array<Record<string, unknown>> };
     const plaid = providers.providers.find((provider) => provider.kind === 'plaid');
     expect(plaid).toMatchObject({ signIn: 'link', link: { appSaved: true, environments: ['sandbox', 'production'], callbackPath: '/api/connect/plaid/callback' } });
