@@ -8,6 +8,7 @@ import { consoleClient, type DemoConnection } from './demo/demo-console.ts';
 import { connectDemoGoogleAndWearable } from './demo/google-and-wearable.ts';
 import { connectDemoICloud, ICLOUD_DEMO_NAME } from './demo/icloud.ts';
 import { connectDemoMicrosoft } from './demo/microsoft.ts';
+import { connectDemoAggregator } from './demo/plaid.ts';
 import { probeRedis, readKeeperState, storeFiles } from './local-services/index.ts';
 
 /**
@@ -30,6 +31,7 @@ const googlePort = Number(process.env.DEMO_GOOGLE_PORT ?? 18125);
 const wearablePort = Number(process.env.DEMO_WEARABLE_PORT ?? 18126);
 const radicalePort = Number(process.env.DEMO_RADICALE_PORT ?? 18127);
 const dovecotPort = Number(process.env.DEMO_DOVECOT_PORT ?? 18128);
+const aggregatorPort = Number(process.env.DEMO_AGGREGATOR_PORT ?? 18129);
 const consoleBase = `http://${process.env.BIND_HOST ?? '127.0.0.1'}:${process.env.REST_PORT ?? 8787}`;
 const api = consoleClient(consoleBase);
 
@@ -131,6 +133,7 @@ async function main(): Promise<void> {
   const googleAndWearable = await connectDemoGoogleAndWearable(consoleBase, { google: googlePort, wearable: wearablePort }, say);
   const dataDir = path.resolve(root, process.env.DATA_DIR || 'data');
   const icloud = await connectDemoICloud({ api, dataDir, radicalePort, dovecotPort, say }, existing);
+  const aggregator = await connectDemoAggregator(consoleBase, aggregatorPort, say);
 
   // Keep the sources alive: the hub's sensors drift (the next sync fetches only that), the phone pushes.
   const drift = setInterval(() => {
@@ -153,6 +156,7 @@ async function main(): Promise<void> {
     await googleAndWearable.close();
     for (const id of icloud?.connectionIds ?? []) await api.act(id, 'pause').catch(() => undefined);
     await icloud?.close();
+    await aggregator?.close();
     await bridge.close();
     say('paused the demo connections; run npm run demo again to resume them, or npm run demo -- --remove to delete them');
     process.exit(0);

@@ -1,4 +1,5 @@
 import { openDatabase } from '@pcg/shared/db';
+import { startPlaidDouble } from '@pcg/testkit/doubles';
 import { waitFor } from '@pcg/testkit/testing';
 import { seedDemo } from '../../scripts/demo/seed.ts';
 import { launchStack, type LaunchedStack } from '../e2e/launched-stack.ts';
@@ -28,7 +29,18 @@ async function expectOk(answer: FuzzAnswer, what: string): Promise<Record<string
 }
 
 export async function startFuzzStack(): Promise<FuzzStack> {
-  const stack = await launchStack('fuzz');
+  // The bank aggregator's hosted link is opened by the sync-worker: a local double stands in, so a start
+  // with whatever application the fuzz saved is refused by it, never sent to the real aggregator.
+  const aggregator = await startPlaidDouble();
+  const launched = await launchStack('fuzz', { PLAID_BASE_URL: aggregator.url });
+  const stack: LaunchedStack = {
+    ...launched,
+    async stop() {
+      const status = await launched.stop();
+      await aggregator.close();
+      return status;
+    },
+  };
   const consolePort = Number(new URL(stack.consoleUrl).port);
   const agentPort = Number(new URL(stack.mcpUrl).port);
   const send = (request: FuzzRequest) => exchange(request.port === 'console' ? consolePort : agentPort, request);

@@ -56,7 +56,7 @@ export type ConsoleAppDeps = {
    * The sync producer and credentials key behind the connection, sign-in and push-ingest routes; without
    * them those routes are absent. `signIns` awaits code exchanges on the sync-worker.
    */
-  sources?: { sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>; credentialsKey: Buffer; signIns?: Pick<SignInRequester, 'exchange' | 'claim'> };
+  sources?: { sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>; credentialsKey: Buffer; signIns?: Pick<SignInRequester, 'exchange' | 'claim' | 'linkStart' | 'linkExchange'> };
   /** This process's counters, served with the other processes' on `/metrics`; default a new set. */
   metrics?: Metrics;
 };

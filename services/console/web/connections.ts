@@ -1,5 +1,6 @@
 import { api, errorText } from './api.ts';
 import { button, copyButton, h, labelled, notice, replace, time, uid } from './dom.ts';
+import { linkConnectParts } from './link.ts';
 import { oauthConnectParts, signInLink } from './oauth.ts';
 import { credentialFields } from './provider-forms.ts';
 import { renderSignIns } from './sign-ins.ts';
@@ -68,6 +69,8 @@ function connectForm(provider: Provider, done: (answer: WithSecret) => Promise<v
     });
   } else if (provider.signIn === 'oauth') {
     replace(form, heading, about, ...oauthConnectParts(provider));
+  } else if (provider.signIn === 'link') {
+    replace(form, heading, about, ...linkConnectParts(provider));
   } else {
     replace(form, heading, about, h('p', { class: 'hint' }, `Signing in to ${provider.displayName} (${provider.signIn}) is not offered by this Console yet.`));
   }
@@ -115,6 +118,9 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
       connection.signIn === 'oauth' && connection.status === 'needs_sign_in' && connection.signInId
         ? signInLink('Sign in again', connection.provider, `Sign in again for ${connection.displayName} (${connection.sector})`, connection.signInId)
         : null,
+      connection.signIn === 'link' && connection.status === 'needs_sign_in' && connection.signInId
+        ? signInLink('Repair the bank login', connection.provider, `Repair the bank login of ${connection.displayName}`, connection.signInId)
+        : null,
       connection.signIn === 'push'
         ? button('Rotate secret', () =>
             void act(async () => {
@@ -153,6 +159,8 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
         h('dd', {}, time(connection.lastSyncedAt, 'never'), ` (${age(connection.lastSyncedAt)})`),
         h('dt', {}, 'Last error'),
         h('dd', { class: connection.lastError ? 'error-text' : 'muted' }, connection.lastError ?? 'none'),
+        connection.consentExpiresAt ? h('dt', {}, 'Bank consent expires') : null,
+        connection.consentExpiresAt ? h('dd', { 'data-consent-expires': connection.consentExpiresAt }, time(connection.consentExpiresAt, 'never')) : null,
         connection.ingestPath ? h('dt', {}, 'Push URL') : null,
         connection.ingestPath ? h('dd', {}, h('code', {}, `${location.origin}${connection.ingestPath}`), connection.hasIngestSecret ? '' : ' (no secret set)') : null,
       ),

@@ -6,10 +6,16 @@ import type { Provider } from './types.ts';
 const stateText = (saved: boolean) =>
   saved ? 'Saved. The client ID and secret are stored encrypted and never shown again; saving new ones replaces them.' : 'Not saved yet: Connect stays off until they are.';
 
-/** One OAuth provider's application form: write-only, so it shows whether they are saved and nothing of them. */
+/**
+ * One provider's application form: write-only, so it shows whether they are saved and nothing of them.
+ * An OAuth provider shows the redirect URI to register; a bank aggregator asks for its environment.
+ */
 function appForm(provider: Provider): HTMLElement {
   const message = h('div', { class: 'messages' });
-  const state = h('p', { class: 'app-state', 'data-app-saved': String(provider.oauth?.appSaved ?? false) }, stateText(provider.oauth?.appSaved ?? false));
+  const saved = provider.oauth?.appSaved ?? provider.link?.appSaved ?? false;
+  const state = h('p', { class: 'app-state', 'data-app-saved': String(saved) }, stateText(saved));
+  const environments = provider.link?.environments ?? [];
+  const environment = h('select', { name: 'environment' }, ...environments.map((name) => h('option', { value: name }, name)));
   const clientId = h('input', { type: 'text', name: 'clientId', required: true, maxLength: 1024, autocomplete: 'off', spellcheck: false });
   const clientSecret = h('input', { type: 'password', name: 'clientSecret', required: true, maxLength: 4096, autocomplete: 'new-password' });
   const form = h(
@@ -17,9 +23,10 @@ function appForm(provider: Provider): HTMLElement {
     { class: 'settings provider-app', 'aria-label': `${provider.displayName} application`, 'data-provider': provider.kind },
     h('h4', {}, provider.displayName),
     state,
-    redirectLine(provider),
+    provider.oauth ? redirectLine(provider) : null,
     labelled('Client ID', clientId),
     labelled('Client secret', clientSecret, 'Stored encrypted; never shown again'),
+    provider.link ? labelled('Environment', environment, 'Sandbox for test banks, production for your own') : null,
     h('div', { class: 'form-acts' }, h('button', { type: 'submit' }, `Save ${provider.displayName} application`)),
     message,
   );
@@ -27,7 +34,11 @@ function appForm(provider: Provider): HTMLElement {
     event.preventDefault();
     void (async () => {
       try {
-        await api('PUT', `/api/connect/${encodeURIComponent(provider.kind)}/app`, { clientId: clientId.value.trim(), clientSecret: clientSecret.value });
+        await api('PUT', `/api/connect/${encodeURIComponent(provider.kind)}/app`, {
+          clientId: clientId.value.trim(),
+          clientSecret: clientSecret.value,
+          ...(provider.link ? { environment: environment.value } : {}),
+        });
         form.reset();
         state.dataset.appSaved = 'true';
         state.textContent = stateText(true);
@@ -47,7 +58,7 @@ function appForm(provider: Provider): HTMLElement {
 export async function renderProviderApps(root: HTMLElement): Promise<void> {
   try {
     const { providers } = await api<{ providers: Provider[] }>('GET', '/api/providers');
-    const oauth = providers.filter((provider) => provider.oauth !== null);
+    const oauth = providers.filter((provider) => provider.oauth !== null || provider.link !== null);
     replace(
       root,
       h('h3', {}, 'Provider applications'),

@@ -16,6 +16,7 @@ function row(signIn: SignIn) {
     time(signIn.lastRefreshedAt, 'never'),
     signIn.lastError ? h('span', { class: 'error-text' }, signIn.lastError) : h('span', { class: 'muted' }, 'none'),
     signIn.signIn === 'oauth' ? signInLink('Sign in again', signIn.provider, `Sign in again to ${signIn.providerName} as ${account(signIn)}`, signIn.id) : null,
+    signIn.signIn === 'link' ? signInLink('Repair the bank login', signIn.provider, `Repair the bank login of ${signIn.providerName} item ${account(signIn)}`, signIn.id) : null,
   ];
 }
 

@@ -29,6 +29,7 @@ export type Provider = {
   defaultSyncIntervalMinutes: number | null;
   credentials: JsonSchema | null;
   oauth: { scopes: string[]; appSaved: boolean; callbackPath: string } | null;
+  link: { appSaved: boolean; environments: string[]; callbackPath: string } | null;
 };
 
 export type SignIn = {
@@ -62,6 +63,7 @@ export type Connection = {
   actionCount: number;
   ingestPath?: string;
   hasIngestSecret: boolean;
+  consentExpiresAt?: string;
   createdAt: string;
   updatedAt: string;
 };

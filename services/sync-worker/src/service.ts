@@ -12,6 +12,9 @@ import type { Connector, RefreshCredentials } from './connectors/connector-types
 import { icloudOptions } from './connectors/icloud/icloud-local-override.ts';
 import { createConnectorRegistry, defaultConnectors } from './connectors/registry.ts';
 import { createOriginRebaser } from '@pcg/shared/providers';
+import type { PlaidApp } from './connectors/plaid/plaid-api.ts';
+import { plaidAppLoader } from './connectors/plaid/plaid-app.ts';
+import { createLinkRunners } from './sign-ins/link-flow.ts';
 import { createOAuthExchangeRunner } from './sign-ins/oauth-exchange.ts';
 import { createTokenClaimRunner } from './sign-ins/token-claim.ts';
 import { refreshThroughSignIns } from './sign-ins/refresh-credentials.ts';
@@ -45,11 +48,15 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
   const rebaseUrl = createOriginRebaser(config);
   const icloud = icloudOptions(config);
   if (config.ICLOUD_RESOLVE.size > 0) log.warn({ names: [...config.ICLOUD_RESOLVE.keys()] }, 'ICLOUD_RESOLVE sends these iCloud names to local servers');
+  // The aggregator's application is read from the database, which opens after the registry is checked.
+  let loadPlaidApp: () => Promise<PlaidApp | null> = async () => null;
+  const plaid = { loadApp: () => loadPlaidApp() };
   const registry = createConnectorRegistry(
-    options.connectors ?? defaultConnectors(rebaseUrl, { pastDays: config.CALENDAR_PAST_DAYS, futureDays: config.CALENDAR_FUTURE_DAYS }, icloud),
+    options.connectors ?? defaultConnectors(rebaseUrl, { calendarWindow: { pastDays: config.CALENDAR_PAST_DAYS, futureDays: config.CALENDAR_FUTURE_DAYS }, icloud, plaid }),
   );
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
+  loadPlaidApp = plaidAppLoader(infra.db, credentialsKey);
   const metrics = createMetrics();
   const onRun = (provider: string, outcome: 'synced' | 'failed') => {
     metrics.syncRuns.inc({ provider });
@@ -77,6 +84,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
         'signin',
         {
           oauth_exchange: createOAuthExchangeRunner({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl }) as JobHandler,
+          ...(createLinkRunners({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl, loadApp: plaid.loadApp }) as Record<string, JobHandler>),
           token_claim: createTokenClaimRunner({
             db: infra.db,
             credentialsKey,

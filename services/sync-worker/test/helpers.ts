@@ -143,3 +143,17 @@ export async function insertOAuthConnection(
   });
   return id;
 }
+
+/** Saves the aggregator application and an item's access token as the link flow does: sealed on a sign-in with one finance connection. */
+export async function insertPlaidConnection(db: DatabasePool, aggregator: { app: { clientId: string; secret: string }; createItem(): { itemId: string; accessToken: string } }): Promise<{ id: string; itemId: string }> {
+  const item = aggregator.createItem();
+  const id = randomUUID();
+  const signInId = randomUUID();
+  await db.transaction(async (tx) => {
+    const signIns = createSignInQueries(tx);
+    await signIns.saveApp('plaid', sealCredentials(TEST_KEY, { clientId: aggregator.app.clientId, clientSecret: aggregator.app.secret, environment: 'sandbox' }, providerAppContext('plaid')));
+    await signIns.insert({ id: signInId, provider: 'plaid', sealed: sealCredentials(TEST_KEY, { accessToken: item.accessToken, itemId: item.itemId }, signInId), grantedScopes: ['transactions'], accountId: item.itemId });
+    await createConnectionQueries(tx).insert({ id, provider: 'plaid', sector: 'finance', displayName: 'Test aggregator', signInId, ingestSecretHash: null, syncIntervalMinutes: 240 });
+  });
+  return { id, itemId: item.itemId };
+}

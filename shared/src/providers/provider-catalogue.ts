@@ -5,6 +5,7 @@ import { HOME_ASSISTANT } from './home-assistant.ts';
 import { MICROSOFT, microsoftProvider, type MicrosoftEndpoints } from './microsoft.ts';
 import { ICLOUD } from './icloud.ts';
 import type { ProviderDescriptor } from './provider-types.ts';
+import { PLAID } from './plaid.ts';
 import { SIMPLEFIN } from './simplefin.ts';
 import { WHOOP } from './whoop.ts';
 
@@ -13,6 +14,7 @@ export * from './home-assistant.ts';
 export * from './health-auto-export.ts';
 export * from './microsoft.ts';
 export * from './simplefin.ts';
+export * from './plaid.ts';
 export * from './provider-origins.ts';
 export * from './whoop.ts';
 export * from './google.ts';
@@ -20,7 +22,7 @@ export * from './gmail.ts';
 export * from './icloud.ts';
 
 /** Every provider kind, each declared in its own file (descriptor, credentials schema, scope → sector rule). */
-export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE, GMAIL, ICLOUD];
+export const PROVIDERS: readonly ProviderDescriptor[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, PLAID, WHOOP, GOOGLE, GMAIL, ICLOUD];
 
 const byKind = new Map(PROVIDERS.map((provider) => [provider.kind, provider]));
 

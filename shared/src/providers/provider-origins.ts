@@ -17,6 +17,8 @@ export const providerOriginsConfig = z.object({
   WHOOP_BASE_URL: origin.optional(),
   /** Replaces every Google origin (accounts, oauth2, gmail, www.googleapis.com, people). */
   GOOGLE_BASE_URL: origin.optional(),
+  /** Replaces both of the bank aggregator's API origins (sandbox and production). */
+  PLAID_BASE_URL: origin.optional(),
 });
 export type ProviderOriginsConfig = z.output<typeof providerOriginsConfig>;
 
@@ -24,6 +26,7 @@ export type ProviderOriginsConfig = z.output<typeof providerOriginsConfig>;
 const REAL_ORIGINS: Record<keyof ProviderOriginsConfig, readonly string[]> = {
   WHOOP_BASE_URL: ['https://api.prod.whoop.com'],
   GOOGLE_BASE_URL: ['https://accounts.google.com', 'https://oauth2.googleapis.com', 'https://gmail.googleapis.com', 'https://www.googleapis.com', 'https://people.googleapis.com'],
+  PLAID_BASE_URL: ['https://sandbox.plaid.com', 'https://production.plaid.com'],
 };
 
 /** Maps a provider's real address onto its configured stand-in; any other address is returned unchanged. */

@@ -7,8 +7,27 @@ import type { Sector } from '../sectors/index.ts';
  * - `push`: the device pushes to `POST /api/ingest/:connectionId` with a per-connection secret; nothing is pulled.
  * - `oauth`: the operator signs in at the provider (authorization code, PKCE where supported); the granted
  *   scopes decide the connections (spec 2.5); the sync-worker pulls on a schedule.
+ * - `link`: the operator links a bank at the aggregator's hosted page (a bank aggregator's link flow);
+ *   the aggregator sends the browser back to the Console, the sync-worker trades the session's public
+ *   token for the item's access token and seals it; a link in update mode repairs a login.
  */
-export type SignInKind = 'token' | 'push' | 'oauth';
+export type SignInKind = 'token' | 'push' | 'oauth' | 'link';
+
+/** The environments of an aggregator application; each has its own API address and its own items. */
+export const LINK_ENVIRONMENTS = ['sandbox', 'production'] as const;
+export type LinkEnvironment = (typeof LINK_ENVIRONMENTS)[number];
+
+/** What a `link` provider's sign-in needs: its API address per environment and the products a link asks for. */
+export type LinkSpec = {
+  apiBaseUrls: Readonly<Record<LinkEnvironment, string>>;
+  /** Products every link asks for (the item must support them). */
+  products: readonly string[];
+  /** Products a link asks for when the bank offers them (investments at a bank with a brokerage account). */
+  optionalProducts: readonly string[];
+  /** Shown to the person at the aggregator's hosted page (at most 30 characters). */
+  clientName: string;
+  countryCodes: readonly string[];
+};
 
 /** What an `oauth` provider's sign-in needs: where to send the operator, what to ask for, how to read the answer. */
 export type OAuthSpec = {
@@ -53,6 +72,8 @@ export type ProviderDescriptor = {
   apiBaseUrl?: string;
   /** For `oauth` providers. */
   oauth?: OAuthSpec;
+  /** For `link` providers. */
+  link?: LinkSpec;
   /**
    * For a `token` provider whose pasted token is a one-time setup token (the bank-link bridge): the
    * sync-worker claims it once at the address it decodes to, and seals what the claim returns; the

@@ -74,6 +74,46 @@ export const TokenClaimJobSchema = z.object({
 });
 export type TokenClaimJob = z.infer<typeof TokenClaimJobSchema>;
 
+/**
+ * The start of a `link` sign-in (the bank aggregator, design 7.1): the sync-worker asks the aggregator
+ * for a hosted link whose completion sends the browser to `completionRedirect` (the Console's callback
+ * with the sign-in's state). `signInId` opens the link in update mode for that sign-in's item.
+ */
+export const LinkStartJobSchema = z.object({
+  provider: z.string().min(1),
+  completionRedirect: z.url({ protocol: /^https?$/ }),
+  signInId: z.uuid().optional(),
+  deadline,
+});
+export type LinkStartJob = z.infer<typeof LinkStartJobSchema>;
+
+/**
+ * The end of a `link` sign-in: the browser came back; the sync-worker reads the link session's result,
+ * trades its public token for the item's access token and seals it (or, in update mode, checks that
+ * the item's login is repaired).
+ */
+export const LinkExchangeJobSchema = z.object({
+  provider: z.string().min(1),
+  linkToken: z.string().min(1).max(512),
+  signInId: z.uuid().optional(),
+  deadline,
+});
+export type LinkExchangeJob = z.infer<typeof LinkExchangeJobSchema>;
+
+const RefusedSignInSchema = z.object({
+  status: z.literal('refused'),
+  /** `token_refused`: the bridge refused the setup token (unknown, or claimed already); `already_claimed`: this gateway claimed it before. */
+  reason: z.enum(['no_sectors', 'other_account', 'provider_refused', 'unreachable', 'not_configured', 'token_refused', 'already_claimed', 'address_refused']),
+  message: z.string(),
+});
+
+/** What the start of a `link` sign-in gives: the hosted page to send the browser to, or a refusal. */
+export const LinkStartResultSchema = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('started'), linkToken: z.string().min(1), hostedLinkUrl: z.url({ protocol: /^https?$/ }) }),
+  RefusedSignInSchema,
+]);
+export type LinkStartResult = z.infer<typeof LinkStartResultSchema>;
+
 /** How a sign-in ended; `message` is safe to show the operator (never a token or a provider's raw body). */
 export const SignInJobResultSchema = z.discriminatedUnion('status', [
   z.object({
@@ -86,12 +126,7 @@ export const SignInJobResultSchema = z.discriminatedUnion('status', [
     /** Sectors of a renewed sign-in no longer granted; their connections wait for a sign-in, data kept. */
     waiting: z.array(z.string()),
   }),
-  z.object({
-    status: z.literal('refused'),
-    /** `token_refused`: the bridge refused the setup token (unknown, or claimed already); `already_claimed`: this gateway claimed it before. */
-    reason: z.enum(['no_sectors', 'other_account', 'provider_refused', 'unreachable', 'not_configured', 'token_refused', 'already_claimed', 'address_refused']),
-    message: z.string(),
-  }),
+  RefusedSignInSchema,
 ]);
 export type SignInJobResult = z.infer<typeof SignInJobResultSchema>;
 
@@ -122,7 +157,7 @@ export const QUEUES = {
   },
   signin: {
     name: 'signin',
-    jobs: { oauth_exchange: OAuthExchangeJobSchema, token_claim: TokenClaimJobSchema },
+    jobs: { oauth_exchange: OAuthExchangeJobSchema, token_claim: TokenClaimJobSchema, link_start: LinkStartJobSchema, link_exchange: LinkExchangeJobSchema },
     // Never retried (a code or a setup token works once). The payload holds a one-time code: finished jobs go after a
     // minute, long enough for the awaiting Console to read the answer.
     defaultJobOptions: {

@@ -1,7 +1,21 @@
 import type { Job, Queue, QueueEvents } from 'bullmq';
 import type { Logger } from '../logger/index.ts';
 import type { RedisSettings } from '../redis/index.ts';
-import { OAuthExchangeJobSchema, SignInJobResultSchema, TokenClaimJobSchema, type OAuthExchangeJob, type SignInJobResult, type TokenClaimJob } from './job-catalogue.ts';
+import type { z } from 'zod';
+import {
+  LinkExchangeJobSchema,
+  LinkStartJobSchema,
+  LinkStartResultSchema,
+  OAuthExchangeJobSchema,
+  SignInJobResultSchema,
+  TokenClaimJobSchema,
+  type LinkExchangeJob,
+  type LinkStartJob,
+  type LinkStartResult,
+  type OAuthExchangeJob,
+  type SignInJobResult,
+  type TokenClaimJob,
+} from './job-catalogue.ts';
 import { openQueue, openQueueEvents } from './queue-connections.ts';
 
 /** What the Console hears when the exchange did not come back: the sign-in has to start again. */
@@ -17,9 +31,9 @@ const UNANSWERED: SignInJobResult = {
  * refusal or a timeout: every end is a `SignInJobResult` the Console can show and record.
  */
 export function createSignInRequesterFrom({ queue, events, log, timeoutMs }: { queue: Queue; events: QueueEvents; log: Logger; timeoutMs: number }) {
-  async function awaitJob(job: Job): Promise<SignInJobResult> {
+  async function awaitJob<T extends SignInJobResult | LinkStartResult>(job: Job, schema: z.ZodType<T>): Promise<T> {
     try {
-      const parsed = SignInJobResultSchema.safeParse(await job.waitUntilFinished(events, timeoutMs));
+      const parsed = schema.safeParse(await job.waitUntilFinished(events, timeoutMs));
       if (parsed.success) return parsed.data;
       log.error({ jobId: job.id }, 'sign-in job returned an unexpected shape');
     } catch (error) {
@@ -27,15 +41,23 @@ export function createSignInRequesterFrom({ queue, events, log, timeoutMs }: { q
       log.warn({ jobId: job.id, timedOut: /timed out/.test((error as Error).message) }, 'sign-in job did not answer');
       await job.remove().catch(() => undefined);
     }
-    return UNANSWERED;
+    return UNANSWERED as T;
   }
   return {
     async exchange(request: Omit<OAuthExchangeJob, 'deadline'>): Promise<SignInJobResult> {
-      return awaitJob(await queue.add('oauth_exchange', OAuthExchangeJobSchema.parse({ ...request, deadline: Date.now() + timeoutMs })));
+      return awaitJob(await queue.add('oauth_exchange', OAuthExchangeJobSchema.parse({ ...request, deadline: Date.now() + timeoutMs })), SignInJobResultSchema);
     },
     /** Claims a one-time setup token on the sync-worker (the bank-link bridge). */
     async claim(request: Omit<TokenClaimJob, 'deadline'>): Promise<SignInJobResult> {
-      return awaitJob(await queue.add('token_claim', TokenClaimJobSchema.parse({ ...request, deadline: Date.now() + timeoutMs })));
+      return awaitJob(await queue.add('token_claim', TokenClaimJobSchema.parse({ ...request, deadline: Date.now() + timeoutMs })), SignInJobResultSchema);
+    },
+    /** Asks the sync-worker for a hosted link at the aggregator (a `link` sign-in, or its update mode). */
+    async linkStart(request: Omit<LinkStartJob, 'deadline'>): Promise<LinkStartResult> {
+      return awaitJob(await queue.add('link_start', LinkStartJobSchema.parse({ ...request, deadline: Date.now() + timeoutMs })), LinkStartResultSchema);
+    },
+    /** Finishes a `link` sign-in on the sync-worker once the browser came back from the hosted link. */
+    async linkExchange(request: Omit<LinkExchangeJob, 'deadline'>): Promise<SignInJobResult> {
+      return awaitJob(await queue.add('link_exchange', LinkExchangeJobSchema.parse({ ...request, deadline: Date.now() + timeoutMs })), SignInJobResultSchema);
     },
   };
 }

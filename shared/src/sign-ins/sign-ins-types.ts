@@ -29,6 +29,9 @@ export const SignInWithConnectionsSchema = SignInRowSchema.extend({
 });
 export type SignInWithConnections = z.infer<typeof SignInWithConnectionsSchema>;
 
-/** A provider's application credentials (the app the operator registered with it), sealed in `provider_apps`. */
-export const ProviderAppSchema = z.object({ clientId: z.string().min(1), clientSecret: z.string().min(1) });
+/**
+ * A provider's application credentials (the app the operator registered with it), sealed in
+ * `provider_apps`. A `link` provider's app also names its environment (sandbox or production).
+ */
+export const ProviderAppSchema = z.object({ clientId: z.string().min(1), clientSecret: z.string().min(1), environment: z.enum(['sandbox', 'production']).optional() });
 export type ProviderApp = z.infer<typeof ProviderAppSchema>;

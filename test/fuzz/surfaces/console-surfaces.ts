@@ -89,7 +89,7 @@ export function adminSurface(): Surface {
       const id = fc.oneof(pathSegment, fc.constant('00000000-0000-4000-8000-000000000000')).filter((value) => value !== stack.connectionId);
       const agentBody = fc.oneof(fc.record({ name, sectors: fc.oneof(fc.array(plausible([...SECTORS, '*']), { maxLength: 4 }), hostileJson), expiresInDays: fc.oneof(hostileNumber, fc.constant(null), hostileText) }, { requiredKeys: [] }), hostileJson, brokenJsonText);
       const connectionBody = fc.oneof(fc.record({ provider: plausible(['home-assistant', 'health-auto-export', 'microsoft', 'icloud']), displayName: hostileText, syncIntervalMinutes: hostileNumber, credentials: fc.oneof(fc.record({ baseUrl: plausible(['http://127.0.0.1:9', 'file:///etc/passwd', 'http://[::1]:1']), token: hostileText }), hostileJson) }, { requiredKeys: [] }), hostileJson, brokenJsonText);
-      const provider = fc.oneof(fc.constantFrom('home-assistant', 'health-auto-export', 'no-such-provider'), pathSegment);
+      const provider = fc.oneof(fc.constantFrom('home-assistant', 'health-auto-export', 'plaid', 'no-such-provider'), pathSegment);
       // A browser's navigation gets the sign-in's result page; anything else gets JSON.
       const browser = fc.constantFrom(undefined, 'text/html,*/*;q=0.8', 'application/json');
       const segment = (value: string) => encodeURIComponent(value.replace(/[\ud800-\udfff]/g, '\ufffd')).slice(0, 600);
@@ -130,7 +130,7 @@ export function adminSurface(): Surface {
           fc.tuple(plausible(SECTORS).map(asText), fc.oneof(fc.record({ format: plausible(['jsonl', 'csv']) }, { requiredKeys: [] }), hostileJson)).map(([sector, body]) => ({ method: 'POST', path: `/api/export/${segment(sector)}`, body })),
           fc.constant({ method: 'GET', path: '/api/providers' }),
           fc.constant({ method: 'GET', path: '/api/sign-ins' }),
-          fc.tuple(provider, fc.oneof(fc.record({ clientId: hostileText, clientSecret: hostileText }, { requiredKeys: [] }), hostileJson, brokenJsonText)).map(([kind, body]) => ({ method: 'PUT', path: `/api/connect/${kind}/app`, body })),
+          fc.tuple(provider, fc.oneof(fc.record({ clientId: hostileText, clientSecret: hostileText, environment: plausible(['sandbox', 'production']) }, { requiredKeys: [] }), hostileJson, brokenJsonText)).map(([kind, body]) => ({ method: 'PUT', path: `/api/connect/${kind}/app`, body })),
           fc.tuple(provider, queryString(['signInId']), browser).map(([kind, query, accept]) => ({ method: 'GET', path: `/api/connect/${kind}/start?${query}`, accept })),
           fc.tuple(provider, queryString(['code', 'state', 'error']), browser).map(([kind, query, accept]) => ({ method: 'GET', path: `/api/connect/${kind}/callback?${query}`, accept })),
           fc.oneof(fc.constant('/'), fc.constantFrom('main.ts', 'console.css', 'index.html', 'tsconfig.json', 'csv.test.ts'), pathSegment.map((name) => `/assets/${name}`)).map((path) => ({ method: 'GET', path: path.startsWith('/') ? path : `/assets/${path}` })),

@@ -15,3 +15,5 @@ export * from './icloud/local-servers.ts';
 export * from './icloud/dav-seeder.ts';
 export * from './google/google-gmail.ts';
 export * from './icloud/imap-seeder.ts';
+export * from './plaid/plaid-fixtures.ts';
+export * from './plaid/plaid-double.ts';

@@ -61,6 +61,7 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       actionCount: Array.isArray(row.actions) ? row.actions.length : 0,
       ...(push ? { ingestPath: `/api/ingest/${row.id}` } : {}),
       hasIngestSecret: row.has_ingest_secret,
+      ...(row.consent_expires_at ? { consentExpiresAt: row.consent_expires_at } : {}),
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     };
@@ -98,7 +99,7 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
   async function replaceCredentials(row: ConnectionRow, provider: ProviderDescriptor, credentials: unknown): Promise<ConnectionRow> {
     const signInId = row.sign_in_id;
     if (signInId === null) throw new ConflictError(`${provider.displayName} holds no credentials`);
-    if (provider.signIn === 'oauth') throw new ConflictError(`${provider.displayName} signs in at the provider: open GET /api/connect/${provider.kind}/start?signInId=${signInId}`);
+    if (provider.signIn === 'oauth' || provider.signIn === 'link') throw new ConflictError(`${provider.displayName} signs in at the provider: open GET /api/connect/${provider.kind}/start?signInId=${signInId}`);
     if (provider.claim) throw new ConflictError(`${provider.displayName} is connected with a new setup token: POST /api/connect/${provider.kind}/claim`);
     const sealedCredentials = sealed(provider, credentials, signInId);
     await deps.db.transaction(async (tx) => {
@@ -122,7 +123,7 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
     async create(body: CreateConnectionBody): Promise<{ connection: ConnectionView; connections: ConnectionView[]; ingestSecret?: string; warning?: string }> {
       const provider = findProvider(body.provider);
       if (!provider) throw new ValidationError(`unknown provider '${body.provider}'; providers: ${PROVIDERS.map((p) => p.kind).join(', ')}`);
-      if (provider.signIn === 'oauth') throw new ValidationError(`${provider.displayName} signs in at the provider: open GET /api/connect/${provider.kind}/start`);
+      if (provider.signIn === 'oauth' || provider.signIn === 'link') throw new ValidationError(`${provider.displayName} signs in at the provider: open GET /api/connect/${provider.kind}/start`);
       if (provider.claim) throw new ValidationError(`${provider.displayName} is connected with a setup token: POST /api/connect/${provider.kind}/claim`);
       const push = provider.signIn === 'push';
       if (push && provider.sectors.length !== 1) throw new ValidationError(`${provider.displayName} cannot be connected here`);

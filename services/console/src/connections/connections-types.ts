@@ -10,7 +10,7 @@ export const ConnectionViewSchema = z.object({
   status: z.enum(['active', 'paused', 'error', 'needs_sign_in']),
   /** ok, pending (never synced), stale (no data for a day), error, paused, needs_sign_in. */
   health: z.string(),
-  signIn: z.enum(['token', 'push', 'oauth']),
+  signIn: z.enum(['token', 'push', 'oauth', 'link']),
   /** The sign-in whose credentials it uses; null for push connections. */
   signInId: z.string().nullable(),
   /** Null for push connections, which are never pulled. */
@@ -22,6 +22,8 @@ export const ConnectionViewSchema = z.object({
   /** Where the device pushes, for push connections. */
   ingestPath: z.string().optional(),
   hasIngestSecret: z.boolean(),
+  /** Finance only, when the bank reports one: the earliest instant its consent for the link expires (spec 2.1). */
+  consentExpiresAt: z.string().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -10,7 +10,7 @@ export const callbackPathOf = (kind: string) => `/api/connect/${kind}/callback`;
 export const ProviderViewSchema = z.object({
   kind: z.string(),
   displayName: z.string(),
-  signIn: z.enum(['token', 'push', 'oauth']),
+  signIn: z.enum(['token', 'push', 'oauth', 'link']),
   sectors: z.array(z.string()),
   objects: z.array(z.string()),
   defaultSyncIntervalMinutes: z.number().nullable(),
@@ -21,6 +21,11 @@ export const ProviderViewSchema = z.object({
    * (never what they are), and the callback path to register with the provider; null for other kinds.
    */
   oauth: z.object({ scopes: z.array(z.string()), appSaved: z.boolean(), callbackPath: z.string() }).nullable(),
+  /**
+   * `link`: whether the aggregator application (client id, secret, environment) is saved, the
+   * environments it may name, and where the hosted link sends the browser back; null for other kinds.
+   */
+  link: z.object({ appSaved: z.boolean(), environments: z.array(z.string()), callbackPath: z.string() }).nullable(),
 });
 export type ProviderView = z.infer<typeof ProviderViewSchema>;
 
@@ -34,6 +39,7 @@ function providerView(provider: ProviderDescriptor, savedApps: ReadonlySet<strin
     defaultSyncIntervalMinutes: provider.defaultSyncIntervalMinutes,
     credentials: provider.credentialsSchema ? (z.toJSONSchema(provider.credentialsSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>) : null,
     oauth: provider.oauth ? { scopes: [...provider.oauth.scopes], appSaved: savedApps.has(provider.kind), callbackPath: callbackPathOf(provider.kind) } : null,
+    link: provider.link ? { appSaved: savedApps.has(provider.kind), environments: Object.keys(provider.link.apiBaseUrls), callbackPath: callbackPathOf(provider.kind) } : null,
   };
 }
 

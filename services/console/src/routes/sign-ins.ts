@@ -9,7 +9,7 @@ const SignInViewSchema = z.object({
   id: z.string(),
   provider: z.string(),
   providerName: z.string(),
-  signIn: z.enum(['token', 'push', 'oauth']),
+  signIn: z.enum(['token', 'push', 'oauth', 'link']),
   status: z.enum(['active', 'needs_sign_in']),
   grantedScopes: z.array(z.string()),
   /** The provider's own account id, as it reported it; null for a pasted token. */

@@ -14,6 +14,8 @@ import type { ClaimBody } from './sign-in-types.ts';
 /** A callback whose state was not started in this browser, was already used, or is stale. */
 export const SIGN_IN_STATE_REFUSED = 'this sign-in was not started in this browser, was already used, or has expired; start the sign-in again';
 
+const HEADER_SAFE = /^[\x21-\x7e]+$/;
+
 /** A refusal the operator can act on, with the status it answers with at the edge. */
 export class SignInRefusedError extends HttpError {
   constructor(status: number, code: string, message: string) {
@@ -35,7 +37,7 @@ const REFUSAL_STATUS: Record<Extract<SignInJobResult, { status: 'refused' }>['re
 export type SignInServiceDeps = {
   db: DatabasePool;
   redis: Parameters<typeof createSignInStates>[0];
-  requester?: Pick<SignInRequester, 'exchange' | 'claim'>;
+  requester?: Pick<SignInRequester, 'exchange' | 'claim' | 'linkStart' | 'linkExchange'>;
   credentialsKey: Buffer;
   connectionViews(ids: readonly string[]): Promise<ConnectionView[]>;
   audit: AuditRecorder;
@@ -61,16 +63,31 @@ export function createSignInService(deps: SignInServiceDeps) {
     return { ...provider, oauth: provider.oauth };
   }
 
+  /** A provider that signs in at the provider's own page: an OAuth authorize page or an aggregator's hosted link. */
+  function signInProvider(kind: string): ProviderDescriptor {
+    const provider = findProvider(kind);
+    if (!provider) throw new ValidationError(`unknown provider '${kind}'; providers: ${listProviders().map((p) => p.kind).join(', ')}`);
+    if ((provider.signIn === 'oauth' && provider.oauth) || (provider.signIn === 'link' && provider.link)) return provider;
+    throw new ConflictError(`${provider.displayName} does not sign in at the provider (sign-in kind '${provider.signIn}')`);
+  }
+
   const record = (provider: string, outcome: 'ok' | 'error', args: Record<string, unknown>, requestId?: string) =>
     deps.audit.record({ agentId: OPERATOR_AGENT_ID, tool: CONSOLE_ACTS.signIn, sector: null, decision: 'allow', args: { provider, ...args }, outcome, requestId });
 
   return {
-    /** Seals and saves the provider's client id and secret; nothing of them is ever served back. */
+    /**
+     * Seals and saves the provider's client id and secret (and, for a `link` provider, its environment,
+     * which it requires); nothing of them is ever served back.
+     */
     async saveApp(kind: string, app: ProviderApp, requestId?: string): Promise<void> {
       const audit = (outcome: 'ok' | 'error') =>
         deps.audit.record({ agentId: OPERATOR_AGENT_ID, tool: CONSOLE_ACTS.saveProviderApp, sector: null, decision: 'allow', args: { provider: kind }, outcome, requestId });
       try {
-        const provider = oauthProvider(kind);
+        const provider = signInProvider(kind);
+        if (provider.signIn === 'link' && !app.environment) throw new ValidationError(`environment: ${provider.displayName} needs the environment of its application: sandbox or production`);
+        // The aggregator's client id and secret travel as HTTP header values: visible ASCII only.
+        if (provider.signIn === 'link' && !HEADER_SAFE.test(app.clientId + app.clientSecret)) throw new ValidationError(`${provider.displayName}'s client id and secret are printable ASCII without spaces; check what was pasted`);
+        if (provider.signIn !== 'link' && app.environment) throw new ValidationError(`environment: ${provider.displayName} takes no environment`);
         await createSignInQueries(deps.db).saveApp(provider.kind, sealCredentials(deps.credentialsKey, app, providerAppContext(provider.kind)));
         deps.log.info({ provider: provider.kind }, 'provider application credentials saved');
         audit('ok');
@@ -86,6 +103,7 @@ export function createSignInService(deps: SignInServiceDeps) {
      * renews that sign-in; `origin` is the Console's own, where the provider sends the browser back.
      */
     async start(kind: string, origin: string, signInId?: string): Promise<{ location: string; nonce: string }> {
+      if (signInProvider(kind).signIn === 'link') return startLink(kind, origin, signInId);
       const provider = oauthProvider(kind);
       if ((await createSignInQueries(deps.db).sealedApp(provider.kind)) === null) {
         throw new ConflictError(`save ${provider.displayName}'s application credentials first: PUT /api/connect/${provider.kind}/app`);
@@ -151,6 +169,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         throw new SignInRefusedError(400, 'sign_in_state_refused', SIGN_IN_STATE_REFUSED);
       }
       const renewing = pending.signInId !== undefined;
+      if (pending.linkToken !== undefined) return finishLink(kind, pending.linkToken, pending.signInId, requestId);
       if (query.error !== undefined || !query.code) {
         const reason = /^[\w.-]{1,64}$/.test(query.error ?? '') ? query.error : 'no_code';
         record(kind, 'error', { renewing, refused: 'provider_refused', providerError: reason }, requestId);
@@ -178,6 +197,47 @@ export function createSignInService(deps: SignInServiceDeps) {
       };
     },
   };
+
+  /**
+   * A hosted link (a `link` provider): the sync-worker asks the aggregator for one whose completion
+   * sends the browser to the callback with this sign-in's state (bound to this browser by the cookie);
+   * `signInId` opens it in update mode, to repair that sign-in's bank login.
+   */
+  async function startLink(kind: string, origin: string, signInId?: string): Promise<{ location: string; nonce: string }> {
+    const provider = signInProvider(kind);
+    if ((await createSignInQueries(deps.db).sealedApp(provider.kind)) === null) {
+      throw new ConflictError(`save ${provider.displayName}'s application credentials first: PUT /api/connect/${provider.kind}/app`);
+    }
+    if (!deps.requester) throw new SignInRefusedError(503, 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
+    const redirectUri = `${origin}${callbackPathOf(provider.kind)}`;
+    const { state, nonce } = states.reserve();
+    const started = await deps.requester.linkStart({ provider: provider.kind, completionRedirect: `${redirectUri}?state=${encodeURIComponent(state)}`, ...(signInId ? { signInId } : {}) });
+    if (started.status === 'refused') {
+      record(kind, 'error', { renewing: signInId !== undefined, refused: started.reason });
+      throw new SignInRefusedError(REFUSAL_STATUS[started.reason], started.reason, started.message);
+    }
+    await states.open({ provider: provider.kind, redirectUri, linkToken: started.linkToken, signInId }, { state, nonce });
+    return { location: started.hostedLinkUrl, nonce };
+  }
+
+  /** The browser came back from the hosted link: the sync-worker reads the session and seals the item's access token. */
+  async function finishLink(kind: string, linkToken: string, signInId: string | undefined, requestId?: string) {
+    const renewing = signInId !== undefined;
+    if (!deps.requester) throw new SignInRefusedError(503, 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
+    const result = await deps.requester.linkExchange({ provider: kind, linkToken, ...(signInId ? { signInId } : {}) });
+    if (result.status === 'refused') {
+      record(kind, 'error', { renewing, refused: result.reason }, requestId);
+      throw new SignInRefusedError(REFUSAL_STATUS[result.reason], result.reason, result.message);
+    }
+    record(kind, 'ok', { renewing, signInId: result.signInId, grantedSectors: result.grantedSectors, waiting: result.waiting }, requestId);
+    return {
+      status: 'signed_in' as const,
+      signInId: result.signInId,
+      renewed: result.renewed,
+      connections: await deps.connectionViews(result.connectionIds),
+      waiting: result.waiting,
+    };
+  }
 
   /** The client id is not secret, but it is read only to build the authorize address, never served. */
   async function appClientId(kind: string): Promise<string> {

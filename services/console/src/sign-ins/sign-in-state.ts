@@ -10,6 +10,8 @@ const PendingSchema = z.object({
   redirectUri: z.string(),
   codeVerifier: z.string().optional(),
   signInId: z.uuid().optional(),
+  /** A `link` sign-in: the aggregator's link token whose session the callback reads. */
+  linkToken: z.string().max(512).optional(),
   /** SHA-256 (hex) of the browser cookie's nonce. */
   binding: z.string(),
 });
@@ -29,9 +31,13 @@ export const signInCookieName = (provider: string) => `pcg_sign_in_${provider.re
  */
 export function createSignInStates(redis: Redis) {
   return {
-    async open(pending: Omit<PendingSignIn, 'binding'>): Promise<{ state: string; nonce: string }> {
-      const state = random();
-      const nonce = random();
+    /** A state and nonce to put in an address before the sign-in is opened with them (a hosted link's completion redirect). */
+    reserve(): { state: string; nonce: string } {
+      return { state: random(), nonce: random() };
+    },
+
+    async open(pending: Omit<PendingSignIn, 'binding'>, reserved?: { state: string; nonce: string }): Promise<{ state: string; nonce: string }> {
+      const { state, nonce } = reserved ?? { state: random(), nonce: random() };
       const value: PendingSignIn = { ...pending, binding: digest(nonce).toString('hex') };
       await redis.set(keyOf(state), JSON.stringify(value), 'EX', SIGN_IN_STATE_TTL_S);
       return { state, nonce };

@@ -5,6 +5,8 @@ import { pgText } from '@pcg/shared/validation';
 export const ProviderAppBodySchema = z.object({
   clientId: pgText(z.string().trim().min(1).max(1024)),
   clientSecret: pgText(z.string().min(1).max(4096)),
+  /** A `link` provider's environment (its API address and its items); required for one, refused for others. */
+  environment: z.enum(['sandbox', 'production']).optional(),
 });
 
 export const CallbackQuerySchema = z.object({

@@ -6,6 +6,7 @@ import { createGoogleConnector } from './google/google-connector.ts';
 import { healthAutoExportConnector } from './health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from './home-assistant/home-assistant-connector.ts';
 import { microsoftConnector } from './microsoft/microsoft-connector.ts';
+import { createPlaidConnector, type PlaidConnectorOptions } from './plaid/plaid-connector.ts';
 import { simplefinConnector } from './simplefin/simplefin-connector.ts';
 import { createWhoopConnector } from './whoop/whoop-connector.ts';
 import { createICloudConnector, type ICloudConnectorOptions } from './icloud/icloud-connector.ts';
@@ -15,9 +16,22 @@ export type ConnectorRegistry = {
   all(): readonly Connector[];
 };
 
+/** Without the saved application (no database at hand), the aggregator's syncs say so. */
+const NO_PLAID_APP = async () => null;
+
+/** What some connectors need besides their source's address. */
+export type ConnectorOptions = {
+  calendarWindow?: CalendarWindow;
+  icloud?: ICloudConnectorOptions;
+  /** `loadApp` reads the aggregator application the operator saved (the sync-worker's opens it from `provider_apps`). */
+  plaid?: Omit<PlaidConnectorOptions, 'rebaseUrl'>;
+};
+
 /** One connector per provider of the catalogue, each pointed at its source (or the configured stand-in). */
-export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins, calendarWindow?: CalendarWindow, icloud: ICloudConnectorOptions = {}): Connector[] {
+export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins, options: ConnectorOptions = {}): Connector[] {
+  const { calendarWindow, icloud = {}, plaid = { loadApp: NO_PLAID_APP } } = options;
   return [
+    createPlaidConnector({ ...plaid, rebaseUrl }),
     homeAssistantConnector,
     healthAutoExportConnector,
     microsoftConnector,

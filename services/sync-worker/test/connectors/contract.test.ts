@@ -22,8 +22,10 @@ import {
   startGoogleDouble,
   startGraphDouble,
   startHomeAssistantDouble,
+  startPlaidDouble,
   startSimplefinDouble,
   startWhoopDouble,
+  type PlaidDouble,
   type GoogleDouble,
   type GraphDouble,
   type HomeAssistantDouble,
@@ -39,7 +41,8 @@ import { defaultConnectors } from '../../src/connectors/registry.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../src/service.ts';
 import { refreshThroughSignIns } from '../../src/sign-ins/refresh-credentials.ts';
 import { createTokenRefresher } from '../../src/sign-ins/token-refresh.ts';
-import { accountSourceIds, bridgeAskedLongAgo, connectionState, entityRows, insertBridgeConnection, insertGraphConnection, insertHubConnection, insertOAuthConnection, TEST_KEY, transactionRows, workerEnv } from '../helpers.ts';
+import { accountSourceIds, bridgeAskedLongAgo, connectionState, entityRows, insertBridgeConnection, insertGraphConnection, insertHubConnection, insertOAuthConnection, insertPlaidConnection, TEST_KEY, transactionRows, workerEnv } from '../helpers.ts';
+import { plaidAppLoader } from '../../src/connectors/plaid/plaid-app.ts';
 import { ACCOUNT, icloudCertificates, insertICloudSignIn, setCursor } from '../icloud/icloud-setup.ts';
 
 /**
@@ -82,6 +85,8 @@ let graph: GraphDouble;
 let whoop: WhoopDouble;
 /** One Google double for the file: the worker's GOOGLE_BASE_URL points at it. */
 let google: GoogleDouble;
+/** One aggregator double for the file: the worker's PLAID_BASE_URL points at it. */
+let aggregator: PlaidDouble;
 
 beforeAll(async () => {
   graph = await startGraphDouble();
@@ -90,6 +95,8 @@ beforeAll(async () => {
   doubles.push(whoop);
   google = await startGoogleDouble();
   doubles.push(google);
+  aggregator = await startPlaidDouble();
+  doubles.push(aggregator);
   const log = createCapturingLogger('sync-worker').log;
   // OAuth providers refresh through the sign-ins' own refresher, against their double.
   const oauthRefresh = refreshThroughSignIns(
@@ -122,10 +129,12 @@ beforeAll(async () => {
     doubles.unshift({ close: async () => (await seed.close(), await dovecot.stop()) });
   }
   const icloudConnector = icloud || icloudMail ? createICloudConnector(icloudOptions) : undefined;
-  const rebaseUrl = createOriginRebaser({ WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url });
-  const connectors = defaultConnectors(rebaseUrl).map((connector) => (icloudConnector && connector.provider.kind === 'icloud' ? icloudConnector : connector));
+  const rebaseUrl = createOriginRebaser({ WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url, PLAID_BASE_URL: aggregator.url });
+  const connectors = defaultConnectors(rebaseUrl, { plaid: { loadApp: plaidAppLoader(testEnv.db, TEST_KEY) } }).map((connector) =>
+    icloudConnector && connector.provider.kind === 'icloud' ? icloudConnector : connector,
+  );
   worker = await startSyncWorker(
-    loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv({ ...graph.env, SIMPLEFIN_ALLOW_LOOPBACK: 'true', WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url }))),
+    loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv({ ...graph.env, SIMPLEFIN_ALLOW_LOOPBACK: 'true', WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url, PLAID_BASE_URL: aggregator.url }))),
     log,
     { refreshCredentials, connectors },
   );
@@ -692,6 +701,78 @@ const GMAIL: Subject = {
   },
 };
 
+/** An aggregator item with a scheduled connection that has had its first (full) sync. */
+async function syncedAggregator(): Promise<{ id: string; itemId: string }> {
+  const linked = await insertPlaidConnection(testEnv.db, aggregator);
+  await producer.schedule(linked.id, 240);
+  await waitFor(async () => ((await connectionState(testEnv.db, linked.id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  return linked;
+}
+const plaidTransactionIds = async (id: string) => (await transactionRows(testEnv.db, id)).map((row) => row.source_id);
+
+const PLAID: Subject = {
+  provider: 'plaid',
+  cases: {
+    'full sync': async () => {
+      const { id } = await insertPlaidConnection(testEnv.db, aggregator);
+      // Three accounts, five transactions and two holdings of the demo bank.
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'full', written: 10, removed: 0 });
+      expect(await accountSourceIds(testEnv.db, id)).toEqual(['acc-brk-7781', 'acc-card-1190', 'acc-chk-4821']);
+      expect(await plaidTransactionIds(id)).toEqual(['tx-cof-1', 'tx-fee-1', 'tx-pay-1', 'tx-ref-1', 'tx-wf-1']);
+    },
+    'incremental sync': async () => {
+      const { id, itemId } = await syncedAggregator();
+      aggregator.addTransaction(itemId, { transaction_id: 'tx-inc-1', account_id: 'acc-chk-4821', amount: 8, name: 'PARKING' });
+      aggregator.modifyTransaction(itemId, 'tx-wf-1', { amount: 55.2 });
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental' });
+      const rows = await transactionRows(testEnv.db, id);
+      expect(rows.find((row) => row.source_id === 'tx-inc-1')?.amount).toBe('-8');
+      expect(rows.find((row) => row.source_id === 'tx-wf-1')?.amount).toBe('-55.2');
+    },
+    'deletion at the source': async () => {
+      const { id, itemId } = await syncedAggregator();
+      aggregator.removeTransaction(itemId, 'tx-ref-1');
+      expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental', removed: 1 });
+      expect(await plaidTransactionIds(id)).not.toContain('tx-ref-1');
+    },
+    '401 → refresh → success': { doesNotApply: "the item's access token does not expire (reference §1.1); there is nothing to refresh" },
+    'refresh refused → needs sign-in': async () => {
+      const { id, itemId } = await syncedAggregator();
+      const before = await transactionRows(testEnv.db, id);
+      aggregator.requireLogin(itemId);
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('failed');
+      expect(job.attemptsMade).toBe(1);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'needs_sign_in', last_error: expect.stringContaining('ITEM_LOGIN_REQUIRED') });
+      expect(await scheduled(id)).toBe(false);
+      expect(await transactionRows(testEnv.db, id)).toEqual(before);
+    },
+    '403 quota → rate limited and still scheduled': { doesNotApply: 'the aggregator answers its limits with 429 RATE_LIMIT_EXCEEDED, never with a 403' },
+    '429 with Retry-After': async () => {
+      const { id, itemId } = await syncedAggregator();
+      // The aggregator documents no Retry-After (then the wait is a minute); the double sends one here to keep the case short.
+      aggregator.rateLimitNext(itemId, { retryAfter: '1' });
+      const from = aggregator.requests.length;
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(1);
+      const [limited, retried] = aggregator.requests.slice(from);
+      expect(limited?.status).toBe(429);
+      expect((retried?.at ?? 0) - (limited?.at ?? 0)).toBeGreaterThanOrEqual(950);
+      expect(await scheduled(id)).toBe(true);
+    },
+    '5xx and timeouts with backoff': async () => {
+      const { id, itemId } = await syncedAggregator();
+      aggregator.failNext(itemId, 500, { times: 2 });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(3);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'cursor expired → one full resync': { doesNotApply: 'the cursor reached at the end of a sync loop stays valid for at least a year (reference §1.4); a loop broken by a mutation restarts from its own first cursor' },
+  },
+};
+
 const vcard = (uid: string, name: string) => ['BEGIN:VCARD', 'VERSION:3.0', `FN:${name}`, `N:${name};;;;`, `UID:${uid}`, 'END:VCARD', ''].join('\r\n');
 const contactNames = async (id: string) =>
   (await testEnv.db.anyFirst(sql.unsafe`SELECT display_name FROM contacts_entries WHERE connection_id = ${id}::uuid ORDER BY display_name`)) as string[];
@@ -822,7 +903,7 @@ const ICLOUD_MAIL: Subject = {
   },
 };
 
-const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, WHOOP, GOOGLE, GMAIL, ICLOUD, ICLOUD_MAIL];
+const SUBJECTS: readonly Subject[] = [HOME_ASSISTANT, HEALTH_AUTO_EXPORT, MICROSOFT, SIMPLEFIN, PLAID, WHOOP, GOOGLE, GMAIL, ICLOUD, ICLOUD_MAIL];
 
 it('every provider runs the contract', () => {
   expect([...new Set(SUBJECTS.map((subject) => subject.provider))].sort()).toEqual(PROVIDERS.map((provider) => provider.kind).sort());

@@ -54,13 +54,13 @@ export const financeTransaction: ObjectDef = {
     field('pending', 'boolean', 'True until the transaction posts.', { nullable: false }),
   ],
   notes: [
-    'amount is negative for money leaving the account (purchases, fees) and positive for money coming in, whatever the provider itself uses.',
+    'amount is negative for money leaving the account (purchases, fees) and positive for money coming in, whatever the provider itself uses: the bank aggregator (Plaid) sends a positive amount for money leaving the account and the bank-link bridge (SimpleFIN) a positive amount for money entering it; both are stored in this one convention.',
     MONEY_NOTE,
     'posted_on and authorized_on are local calendar dates, not instants.',
     'Pending transactions may change amount or disappear when they post.',
   ],
   fieldDocs: {
-    amount: 'Negative = money out, positive = money in. Sum spending with where amount lt 0.',
+    amount: "Negative = money out, positive = money in, for every source (Plaid's own positive = money out is flipped; SimpleFIN's positive = money in is kept). Sum spending with where amount lt 0.",
     posted_on: 'Local date (YYYY-MM-DD); compare with dates, not timestamps.',
     pending: 'Pending rows can be replaced by a posted row with another id.',
   },

@@ -1,0 +1,485 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { demoAggregatorItem, type AggregatorAccount, type AggregatorItemSeed, type AggregatorTransaction } from './plaid-fixtures.ts';
+
+/**
+ * A local bank aggregator (Plaid-style, reference/providers.md §1) for tests and the demo. Every call is
+ * a POST with a JSON body; the application's `client_id`/`secret` ride in the body or in the
+ * `PLAID-CLIENT-ID`/`PLAID-SECRET` headers. `/link/token/create` with `hosted_link` answers a hosted
+ * link address; opening it (or `POST /test/link/complete`) plays the person linking their bank, then
+ * sends the browser to the completion redirect; `/link/token/get` reports the session's public token,
+ * `/item/public_token/exchange` trades it for the item's access token. `/transactions/sync` pages
+ * with opaque cursors (`added`/`modified`/`removed`, `has_more`), answers an empty cursor while the
+ * item's first data is not ready, and `TRANSACTIONS_SYNC_MUTATION_DURING_PAGINATION` when the data
+ * changed between two pages. Items can be made to need their login repaired (`ITEM_LOGIN_REQUIRED`,
+ * cleared by a link in update mode) and to be rate limited per item (429 `RATE_LIMIT_EXCEEDED`).
+ */
+
+export type AggregatorRequest = {
+  path: string;
+  at: number;
+  accessToken: string | null;
+  credentialsIn: 'body' | 'headers' | 'none';
+  /** `/transactions/sync`: the cursor asked with (null for none or empty); `/link/token/create`: whether in update mode. */
+  cursor: string | null;
+  updateMode: boolean;
+  /** HTTP status of the answer. */
+  status: number;
+};
+
+type TrackedTransaction = { tx: AggregatorTransaction; createdSeq: number; modifiedSeq: number };
+type RemovedTransaction = { account_id: string; createdSeq: number; removedSeq: number };
+type ItemError = { error_type: string; error_code: string; error_message: string; display_message: string | null };
+
+type Item = {
+  itemId: string;
+  accessToken: string;
+  seed: AggregatorItemSeed;
+  accounts: AggregatorAccount[];
+  transactions: Map<string, TrackedTransaction>;
+  removed: Map<string, RemovedTransaction>;
+  /** Bumped by every change to the transactions; a cursor remembers the value it was made at. */
+  seq: number;
+  ready: boolean;
+  error: ItemError | null;
+  /** Requests per endpoint within the current minute. */
+  calls: Map<string, number[]>;
+  forced429: Array<{ retryAfter?: string }>;
+  /** Statuses the next data calls answer with (an outage of the aggregator). */
+  forcedFailures: number[];
+  mutateOnNextPage: boolean;
+};
+
+type CursorState = { itemId: string; from: number; snapshot: number; offset: number };
+type LinkSession = {
+  linkToken: string;
+  completionRedirect: string | null;
+  /** Update mode: the item whose login the link repairs. */
+  updateItemId: string | null;
+  products: string[];
+  finishedAt: string | null;
+  publicToken: string | null;
+};
+
+export type PlaidDoubleOptions = {
+  clientId?: string;
+  secret?: string;
+  /** What the next completed link creates; default `demoAggregatorItem()`. */
+  seed?: () => AggregatorItemSeed;
+  /** Requests per item per endpoint per minute before 429 (the sandbox allows 100 on `/accounts/get`). */
+  perItemPerMinute?: number;
+  /** New items start with their transactions not ready (empty cursor) until `markReady`. */
+  startNotReady?: boolean;
+  port?: number;
+};
+
+const LOGIN_REQUIRED: ItemError = {
+  error_type: 'ITEM_ERROR',
+  error_code: 'ITEM_LOGIN_REQUIRED',
+  error_message: "the login details of this item have changed (credentials, MFA, or required user action) and a user login is required to update this information. use Link's update mode to restore the item to a good state",
+  display_message: null,
+};
+
+const RATE_CODES: Record<string, string> = {
+  '/accounts/get': 'ACCOUNTS_LIMIT',
+  '/item/get': 'ITEM_GET_LIMIT',
+  '/transactions/sync': 'TRANSACTIONS_SYNC_LIMIT',
+  '/investments/holdings/get': 'INVESTMENT_HOLDINGS_GET_LIMIT',
+};
+
+class PlaidFailure extends Error {
+  readonly status: number;
+  readonly body: ItemError & Record<string, unknown>;
+  readonly retryAfter: string | undefined;
+  constructor(status: number, body: ItemError & Record<string, unknown>, retryAfter?: string) {
+    super(body.error_code);
+    this.status = status;
+    this.body = body;
+    this.retryAfter = retryAfter;
+  }
+}
+
+const fail = (status: number, error_type: string, error_code: string, error_message: string) => new PlaidFailure(status, { error_type, error_code, error_message, display_message: null });
+
+export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
+  const clientId = options.clientId ?? `client-${randomBytes(6).toString('hex')}`;
+  const secret = options.secret ?? randomBytes(15).toString('hex');
+  const seedOf = options.seed ?? (() => demoAggregatorItem());
+  const perMinute = options.perItemPerMinute ?? 100;
+  const items = new Map<string, Item>();
+  const byAccessToken = new Map<string, Item>();
+  const cursors = new Map<string, CursorState>();
+  const links = new Map<string, LinkSession>();
+  const publicTokens = new Map<string, string>();
+  const requests: AggregatorRequest[] = [];
+  const state = { startNotReady: options.startNotReady ?? false };
+
+  function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+    res.end(text);
+  }
+
+  async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (text.trim() === '') return {};
+    try {
+      const parsed = JSON.parse(text) as unknown;
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    } catch {
+      // fall through
+    }
+    throw fail(400, 'INVALID_REQUEST', 'INVALID_BODY', 'body could not be parsed as JSON');
+  }
+
+  /** The application's credentials, from the body or the headers (reference §1.1). */
+  function authenticate(req: IncomingMessage, body: Record<string, unknown>): 'body' | 'headers' {
+    const fromBody = typeof body.client_id === 'string' || typeof body.secret === 'string';
+    const id = fromBody ? body.client_id : req.headers['plaid-client-id'];
+    const key = fromBody ? body.secret : req.headers['plaid-secret'];
+    if (id === undefined || key === undefined) throw fail(400, 'INVALID_REQUEST', 'MISSING_FIELDS', 'the following required fields are missing: client_id, secret');
+    if (id !== clientId || key !== secret) throw fail(400, 'INVALID_INPUT', 'INVALID_API_KEYS', 'invalid client_id or secret provided');
+    return fromBody ? 'body' : 'headers';
+  }
+
+  function itemOf(body: Record<string, unknown>): Item {
+    const token = body.access_token;
+    if (typeof token !== 'string') throw fail(400, 'INVALID_REQUEST', 'MISSING_FIELDS', 'the following required fields are missing: access_token');
+    const item = byAccessToken.get(token);
+    if (!item) throw fail(400, 'INVALID_INPUT', 'INVALID_ACCESS_TOKEN', 'provided access token is in an invalid format. expected format: access-<environment>-<identifier>');
+    return item;
+  }
+
+  /** Per-item limits (reference §1.7): a forced 429 first, then the per-minute count. */
+  function limit(item: Item, path: string): void {
+    const outage = item.forcedFailures.shift();
+    if (outage) throw new PlaidFailure(outage, { error_type: 'API_ERROR', error_code: 'INTERNAL_SERVER_ERROR', error_message: 'an unexpected error occurred', display_message: null });
+    const code = RATE_CODES[path] ?? 'RATE_LIMIT';
+    const forced = item.forced429.shift();
+    const message = 'rate limit exceeded for attempts to access this item. please try again later';
+    if (forced) throw new PlaidFailure(429, { error_type: 'RATE_LIMIT_EXCEEDED', error_code: code, error_message: message, display_message: null }, forced.retryAfter);
+    const now = Date.now();
+    const recent = (item.calls.get(path) ?? []).filter((at) => now - at < 60_000);
+    recent.push(now);
+    item.calls.set(path, recent);
+    if (recent.length > perMinute) throw new PlaidFailure(429, { error_type: 'RATE_LIMIT_EXCEEDED', error_code: code, error_message: message, display_message: null });
+  }
+
+  const itemView = (item: Item) => ({
+    item_id: item.itemId,
+    institution_id: item.seed.institution.institution_id,
+    institution_name: item.seed.institution.name,
+    webhook: null,
+    error: item.error ? { ...item.error, request_id: randomUUID() } : null,
+    available_products: ['balance'],
+    billed_products: item.seed.holdings.length > 0 ? ['investments', 'transactions'] : ['transactions'],
+    products: item.seed.holdings.length > 0 ? ['investments', 'transactions'] : ['transactions'],
+    consented_products: ['transactions', 'investments'],
+    consented_data_scopes: ['account_balance_info', 'transactions'],
+    consent_expiration_time: item.seed.consentExpirationTime,
+    update_type: 'background',
+  });
+
+  function createItem(): Item {
+    const seed = structuredClone(seedOf());
+    const item: Item = {
+      itemId: randomBytes(12).toString('base64url'),
+      accessToken: `access-sandbox-${randomUUID()}`,
+      seed,
+      accounts: seed.accounts,
+      transactions: new Map(seed.transactions.map((tx) => [tx.transaction_id, { tx, createdSeq: 1, modifiedSeq: 1 }])),
+      removed: new Map(),
+      seq: 1,
+      ready: !state.startNotReady,
+      error: null,
+      calls: new Map(),
+      forced429: [],
+      forcedFailures: [],
+      mutateOnNextPage: false,
+    };
+    items.set(item.itemId, item);
+    byAccessToken.set(item.accessToken, item);
+    return item;
+  }
+
+  function newCursor(cursor: CursorState): string {
+    const token = randomBytes(24).toString('base64');
+    cursors.set(token, cursor);
+    return token;
+  }
+
+  /** `/transactions/sync` (reference §1.4). */
+  function sync(item: Item, body: Record<string, unknown>) {
+    const count = typeof body.count === 'number' ? Math.min(Math.max(Math.trunc(body.count), 1), 500) : 100;
+    const given = typeof body.cursor === 'string' && body.cursor !== '' ? body.cursor : undefined;
+    const start = given === undefined ? { itemId: item.itemId, from: 0, snapshot: item.seq, offset: 0 } : cursors.get(given);
+    if (!start || start.itemId !== item.itemId) throw fail(400, 'INVALID_INPUT', 'INVALID_FIELD', 'cursor is not valid for this item');
+    const accounts = item.accounts.filter((account) => account.type !== 'investment');
+    if (!item.ready) {
+      return { added: [], modified: [], removed: [], next_cursor: given ?? '', has_more: false, accounts: [], transactions_update_status: 'NOT_READY' };
+    }
+    if (start.offset > 0 && item.mutateOnNextPage) {
+      item.mutateOnNextPage = false;
+      const first = item.accounts[0]?.account_id ?? 'acc';
+      double.addTransaction(item.itemId, { transaction_id: `tx-mid-${item.seq}`, account_id: first, amount: 7.5, name: 'LATE ARRIVAL' });
+    }
+    const cursor = start.offset > 0 || given === undefined ? start : { ...start, snapshot: item.seq };
+    if (cursor.offset > 0 && item.seq !== cursor.snapshot) {
+      throw fail(400, 'TRANSACTIONS_ERROR', 'TRANSACTIONS_SYNC_MUTATION_DURING_PAGINATION', 'underlying transaction data changed since last page was fetched. please restart pagination from last update.');
+    }
+    type Change = { seq: number; kind: 'added' | 'modified' | 'removed'; tx?: AggregatorTransaction; removed?: { transaction_id: string; account_id: string } };
+    const changes: Change[] = [];
+    for (const tracked of item.transactions.values()) {
+      if (tracked.modifiedSeq > cursor.from) changes.push({ seq: tracked.modifiedSeq, kind: tracked.createdSeq > cursor.from ? 'added' : 'modified', tx: tracked.tx });
+    }
+    for (const [transaction_id, gone] of item.removed) {
+      if (gone.removedSeq > cursor.from && gone.createdSeq <= cursor.from) changes.push({ seq: gone.removedSeq, kind: 'removed', removed: { transaction_id, account_id: gone.account_id } });
+    }
+    changes.sort((a, b) => a.seq - b.seq || (a.tx?.transaction_id ?? a.removed?.transaction_id ?? '').localeCompare(b.tx?.transaction_id ?? b.removed?.transaction_id ?? ''));
+    const page = changes.slice(cursor.offset, cursor.offset + count);
+    const hasMore = cursor.offset + count < changes.length;
+    const next = hasMore ? { ...cursor, offset: cursor.offset + count } : { itemId: item.itemId, from: cursor.snapshot, snapshot: cursor.snapshot, offset: 0 };
+    return {
+      added: page.filter((change) => change.kind === 'added').map((change) => change.tx),
+      modified: page.filter((change) => change.kind === 'modified').map((change) => change.tx),
+      removed: page.filter((change) => change.kind === 'removed').map((change) => change.removed),
+      next_cursor: newCursor(next),
+      has_more: hasMore,
+      accounts,
+      transactions_update_status: 'HISTORICAL_UPDATE_COMPLETE',
+    };
+  }
+
+  function completeLink(linkToken: string): LinkSession {
+    const session = links.get(linkToken);
+    if (!session) throw fail(400, 'INVALID_INPUT', 'INVALID_LINK_TOKEN', 'provided link token is in an invalid format or expired');
+    if (!session.finishedAt) {
+      session.finishedAt = new Date().toISOString();
+      if (session.updateItemId) {
+        const item = items.get(session.updateItemId);
+        if (item) item.error = null;
+      } else {
+        const item = createItem();
+        const publicToken = `public-sandbox-${randomUUID()}`;
+        publicTokens.set(publicToken, item.itemId);
+        session.publicToken = publicToken;
+      }
+    }
+    return session;
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const hosted = /^\/hosted\/([^/]+)$/.exec(url.pathname);
+    if (hosted?.[1] && req.method === 'GET') {
+      // The person links their bank at the hosted page and is sent to the completion redirect.
+      const session = completeLink(decodeURIComponent(hosted[1]));
+      requests.push({ path: url.pathname, at: Date.now(), accessToken: null, credentialsIn: 'none', cursor: null, updateMode: false, status: 200 });
+      if (session.completionRedirect) {
+        res.writeHead(302, { location: session.completionRedirect });
+        res.end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<!doctype html><title>Linked</title><p>Your bank is linked. You may close this page.</p>');
+      return;
+    }
+    if (req.method !== 'POST') return send(res, 404, { error_type: 'INVALID_REQUEST', error_code: 'NOT_FOUND', error_message: 'not found', display_message: null });
+    const body = await readBody(req);
+    if (url.pathname === '/test/link/complete') {
+      const session = completeLink(String(body.link_token ?? ''));
+      return send(res, 200, { public_token: session.publicToken, redirect: session.completionRedirect });
+    }
+    const logged: AggregatorRequest = {
+      path: url.pathname,
+      at: Date.now(),
+      accessToken: typeof body.access_token === 'string' ? body.access_token : null,
+      credentialsIn: 'none',
+      cursor: typeof body.cursor === 'string' && body.cursor !== '' ? body.cursor : null,
+      updateMode: url.pathname === '/link/token/create' && typeof body.access_token === 'string',
+      status: 200,
+    };
+    requests.push(logged);
+    res.on('finish', () => {
+      logged.status = res.statusCode;
+    });
+    logged.credentialsIn = authenticate(req, body);
+    const request_id = randomUUID();
+    switch (url.pathname) {
+      case '/link/token/create': {
+        const user = body.user as { client_user_id?: unknown } | undefined;
+        const updating = typeof body.access_token === 'string' ? itemOf(body) : undefined;
+        const products = Array.isArray(body.products) ? body.products.map(String) : [];
+        const missing = ['client_name', 'language', 'country_codes'].filter((name) => body[name] === undefined);
+        if (typeof user?.client_user_id !== 'string') missing.push('user.client_user_id');
+        if (!updating && products.length === 0) missing.push('products');
+        if (missing.length > 0) throw fail(400, 'INVALID_REQUEST', 'MISSING_FIELDS', `the following required fields are missing: ${missing.join(', ')}`);
+        const hostedLink = body.hosted_link as { completion_redirect_uri?: unknown } | undefined;
+        const linkToken = `link-sandbox-${randomUUID()}`;
+        const redirect = typeof hostedLink?.completion_redirect_uri === 'string' ? hostedLink.completion_redirect_uri : null;
+        links.set(linkToken, { linkToken, completionRedirect: redirect, updateItemId: updating?.itemId ?? null, products, finishedAt: null, publicToken: null });
+        const expiration = new Date(Date.now() + (updating ? 30 : 240) * 60_000).toISOString();
+        return send(res, 200, { link_token: linkToken, expiration, request_id, ...(hostedLink ? { hosted_link_url: `${double.url}/hosted/${encodeURIComponent(linkToken)}` } : {}) });
+      }
+      case '/link/token/get': {
+        const session = links.get(String(body.link_token ?? ''));
+        if (!session) throw fail(400, 'INVALID_INPUT', 'INVALID_LINK_TOKEN', 'provided link token is in an invalid format or expired');
+        const item = session.publicToken ? items.get(publicTokens.get(session.publicToken) ?? '') : undefined;
+        const sessions = session.finishedAt
+          ? [
+              {
+                link_session_id: `session-${session.linkToken.slice(-12)}`,
+                started_at: session.finishedAt,
+                finished_at: session.finishedAt,
+                results: {
+                  item_add_results: session.publicToken && item
+                    ? [{ public_token: session.publicToken, accounts: item.accounts.map((a) => ({ id: a.account_id, name: a.name, mask: a.mask, type: a.type, subtype: a.subtype })), institution: { name: item.seed.institution.name, institution_id: item.seed.institution.institution_id } }]
+                    : [],
+                },
+              },
+            ]
+          : [];
+        return send(res, 200, { link_token: session.linkToken, link_sessions: sessions, request_id });
+      }
+      case '/item/public_token/exchange': {
+        const itemId = publicTokens.get(String(body.public_token ?? ''));
+        if (!itemId) throw fail(400, 'INVALID_INPUT', 'INVALID_PUBLIC_TOKEN', 'provided public token is in an invalid format. expected format: public-<environment>-<identifier>');
+        publicTokens.delete(String(body.public_token));
+        const item = items.get(itemId);
+        return send(res, 200, { access_token: item?.accessToken, item_id: itemId, request_id });
+      }
+      case '/item/get': {
+        const item = itemOf(body);
+        limit(item, url.pathname);
+        return send(res, 200, { item: itemView(item), status: { transactions: { last_successful_update: new Date().toISOString(), last_failed_update: null } }, request_id });
+      }
+      case '/institutions/get_by_id': {
+        const institution = [...items.values()].map((item) => item.seed.institution).find((candidate) => candidate.institution_id === body.institution_id);
+        if (!institution) throw fail(400, 'INVALID_INPUT', 'INVALID_INSTITUTION', 'invalid institution_id provided');
+        return send(res, 200, { institution: { ...institution, products: ['transactions'], country_codes: ['US'], oauth: false, routing_numbers: [] }, request_id });
+      }
+      case '/accounts/get':
+      case '/accounts/balance/get': {
+        const item = itemOf(body);
+        if (item.error) throw new PlaidFailure(400, item.error);
+        limit(item, url.pathname);
+        return send(res, 200, { accounts: item.accounts, item: itemView(item), request_id });
+      }
+      case '/transactions/sync': {
+        const item = itemOf(body);
+        if (item.error) throw new PlaidFailure(400, item.error);
+        limit(item, url.pathname);
+        return send(res, 200, { ...sync(item, body), request_id });
+      }
+      case '/investments/holdings/get': {
+        const item = itemOf(body);
+        if (item.error) throw new PlaidFailure(400, item.error);
+        limit(item, url.pathname);
+        const investment = item.accounts.filter((account) => account.type === 'investment');
+        if (investment.length === 0) throw fail(400, 'ITEM_ERROR', 'NO_INVESTMENT_ACCOUNTS', 'no investment accounts found for this item');
+        return send(res, 200, { accounts: investment, holdings: item.seed.holdings, securities: item.seed.securities, item: itemView(item), request_id });
+      }
+      default:
+        return send(res, 404, { error_type: 'INVALID_REQUEST', error_code: 'UNKNOWN_ROUTE', error_message: `unknown route ${url.pathname}`, display_message: null, request_id });
+    }
+  }
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://double');
+    route(req, res, url).catch((error: unknown) => {
+      if (error instanceof PlaidFailure) return send(res, error.status, { ...error.body, request_id: randomUUID() }, error.retryAfter ? { 'retry-after': error.retryAfter } : {});
+      send(res, 500, { error_type: 'API_ERROR', error_code: 'INTERNAL_SERVER_ERROR', error_message: String(error), display_message: null });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+
+  function itemById(itemId: string): Item {
+    const item = items.get(itemId);
+    if (!item) throw new Error(`the aggregator double has no item ${itemId}`);
+    return item;
+  }
+  function change(item: Item): number {
+    item.seq += 1;
+    return item.seq;
+  }
+
+  const double = {
+    url: `http://127.0.0.1:${port}`,
+    /** The application's credentials, as the operator would copy them from the aggregator's dashboard. */
+    app: { clientId, secret },
+    requests,
+    state,
+    items: () => [...items.values()].map((item) => ({ itemId: item.itemId, accessToken: item.accessToken })),
+    /** Completes a hosted link without a browser: the public token and where the browser would be sent. */
+    async completeLink(linkToken: string): Promise<{ publicToken: string | null; redirect: string | null }> {
+      const session = completeLink(linkToken);
+      return { publicToken: session.publicToken, redirect: session.completionRedirect };
+    },
+    /** An item made directly (what a completed link and exchange leave), for tests that need no link flow. */
+    createItem(): { itemId: string; accessToken: string } {
+      const item = createItem();
+      return { itemId: item.itemId, accessToken: item.accessToken };
+    },
+    markReady(itemId: string): void {
+      itemById(itemId).ready = true;
+    },
+    addTransaction(itemId: string, fields: Partial<AggregatorTransaction> & Pick<AggregatorTransaction, 'transaction_id' | 'account_id' | 'amount' | 'name'>): void {
+      const item = itemById(itemId);
+      const seq = change(item);
+      const tx: AggregatorTransaction = { iso_currency_code: 'USD', unofficial_currency_code: null, date: new Date().toISOString().slice(0, 10), authorized_date: null, merchant_name: null, pending: false, pending_transaction_id: null, payment_channel: 'other', personal_finance_category: null, ...fields };
+      item.transactions.set(tx.transaction_id, { tx, createdSeq: seq, modifiedSeq: seq });
+    },
+    modifyTransaction(itemId: string, transactionId: string, fields: Partial<AggregatorTransaction>): void {
+      const item = itemById(itemId);
+      const tracked = item.transactions.get(transactionId);
+      if (!tracked) throw new Error(`no transaction ${transactionId}`);
+      tracked.tx = { ...tracked.tx, ...fields };
+      tracked.modifiedSeq = change(item);
+    },
+    removeTransaction(itemId: string, transactionId: string): void {
+      const item = itemById(itemId);
+      const tracked = item.transactions.get(transactionId);
+      if (!tracked) throw new Error(`no transaction ${transactionId}`);
+      item.transactions.delete(transactionId);
+      item.removed.set(transactionId, { account_id: tracked.tx.account_id, createdSeq: tracked.createdSeq, removedSeq: change(item) });
+    },
+    setBalance(itemId: string, accountId: string, current: number): void {
+      const account = itemById(itemId).accounts.find((candidate) => candidate.account_id === accountId);
+      if (account) account.balances.current = current;
+    },
+    setConsentExpiration(itemId: string, at: string | null): void {
+      itemById(itemId).seed.consentExpirationTime = at;
+    },
+    /** The bank wants the person to log in again: data calls answer `ITEM_LOGIN_REQUIRED` until a link in update mode. */
+    requireLogin(itemId: string): void {
+      itemById(itemId).error = { ...LOGIN_REQUIRED };
+    },
+    /** The next data calls of this item answer 429 `RATE_LIMIT_EXCEEDED`; the aggregator itself sends no `Retry-After`. */
+    rateLimitNext(itemId: string, options: { times?: number; retryAfter?: string } = {}): void {
+      for (let i = 0; i < (options.times ?? 1); i += 1) itemById(itemId).forced429.push(options.retryAfter ? { retryAfter: options.retryAfter } : {});
+    },
+    /** The next data calls of this item answer with these statuses (`API_ERROR`), in order. */
+    failNext(itemId: string, status: number, options: { times?: number } = {}): void {
+      for (let i = 0; i < (options.times ?? 1); i += 1) itemById(itemId).forcedFailures.push(status);
+    },
+    /** The next request for a second page finds the data changed (a new transaction arrives) and answers the mutation error. */
+    mutateDuringNextPagination(itemId: string): void {
+      itemById(itemId).mutateOnNextPage = true;
+    },
+    syncRequests(): AggregatorRequest[] {
+      return requests.filter((request) => request.path === '/transactions/sync');
+    },
+    close(): Promise<void> {
+      return new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+    },
+  };
+  return double;
+}
+
+export type PlaidDouble = Awaited<ReturnType<typeof startPlaidDouble>>;
