@@ -6,3 +6,4 @@ export * from './query-engine.ts';
 export * from './query-values.ts';
 export * from './query-budget.ts';
 export * from './query-dates.ts';
+export * from './query-visible.ts';
