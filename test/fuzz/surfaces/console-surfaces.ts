@@ -79,7 +79,7 @@ export const auditSurface: Surface = {
   },
 };
 
-/** The admin routes: agents, connections, sign-ins, settings, the data inspector, the operator reads and acts, and the Console page. */
+/** The admin routes: agents, connections, sign-ins, finance account matches, settings, the data inspector, the operator reads and acts, and the Console page. */
 export function adminSurface(): Surface {
   return {
     name: 'admin',
@@ -130,6 +130,10 @@ export function adminSurface(): Surface {
           fc.tuple(plausible(SECTORS).map(asText), fc.oneof(fc.record({ format: plausible(['jsonl', 'csv']) }, { requiredKeys: [] }), hostileJson)).map(([sector, body]) => ({ method: 'POST', path: `/api/export/${segment(sector)}`, body })),
           fc.constant({ method: 'GET', path: '/api/providers' }),
           fc.constant({ method: 'GET', path: '/api/sign-ins' }),
+          fc.constant({ method: 'GET', path: '/api/finance/account-matches' }),
+          fc
+            .tuple(id, fc.oneof(fc.record({ same: plausible([true, false]) }, { requiredKeys: [] }), hostileJson, brokenJsonText))
+            .map(([which, body]) => ({ method: 'POST', path: `/api/finance/account-matches/${which}`, body })),
           fc.tuple(provider, fc.oneof(fc.record({ clientId: hostileText, clientSecret: hostileText }, { requiredKeys: [] }), hostileJson, brokenJsonText)).map(([kind, body]) => ({ method: 'PUT', path: `/api/connect/${kind}/app`, body })),
           fc.tuple(provider, queryString(['signInId']), browser).map(([kind, query, accept]) => ({ method: 'GET', path: `/api/connect/${kind}/start?${query}`, accept })),
           fc.tuple(provider, queryString(['code', 'state', 'error']), browser).map(([kind, query, accept]) => ({ method: 'GET', path: `/api/connect/${kind}/callback?${query}`, accept })),
