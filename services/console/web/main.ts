@@ -1,5 +1,6 @@
 import { renderConnectBand } from './connect-band.ts';
 import { h, replace } from './dom.ts';
+import { renderAccountMatches } from './account-matches.ts';
 import { renderAgents } from './agents.ts';
 import { renderConnections } from './connections.ts';
 import { renderLedger } from './ledger.ts';
@@ -13,6 +14,7 @@ type Screen = { id: string; title: string; render(main: HTMLElement): Promise<vo
 const SCREENS: Screen[] = [
   { id: 'agents', title: 'Agents', render: renderAgents },
   { id: 'connections', title: 'Connections', render: renderConnections },
+  { id: 'account-matches', title: 'Account matches', render: renderAccountMatches },
   { id: 'ledger', title: 'The ledger', render: renderLedger },
   { id: 'data', title: 'Data inspector', render: renderInspector },
   { id: 'export', title: 'Export', render: renderExport },

@@ -21,6 +21,8 @@ export const ProviderViewSchema = z.object({
    * (never what they are), and the callback path to register with the provider; null for other kinds.
    */
   oauth: z.object({ scopes: z.array(z.string()), appSaved: z.boolean(), callbackPath: z.string() }).nullable(),
+  /** `token`: the operator pastes a setup token the gateway claims once (`POST /api/connect/<kind>/claim`), not credentials to store. */
+  claim: z.boolean(),
 });
 export type ProviderView = z.infer<typeof ProviderViewSchema>;
 
@@ -34,6 +36,7 @@ function providerView(provider: ProviderDescriptor, savedApps: ReadonlySet<strin
     defaultSyncIntervalMinutes: provider.defaultSyncIntervalMinutes,
     credentials: provider.credentialsSchema ? (z.toJSONSchema(provider.credentialsSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>) : null,
     oauth: provider.oauth ? { scopes: [...provider.oauth.scopes], appSaved: savedApps.has(provider.kind), callbackPath: callbackPathOf(provider.kind) } : null,
+    claim: provider.claim !== undefined,
   };
 }
 
