@@ -131,6 +131,8 @@ describe('the bridge claim form and the account-match screen, in Chromium', () =
     expect(await ally.textContent()).toContain(`Savings ${HOSTILE}`);
     expect(await page.locator('img, script:not([src])').count()).toBe(0);
     await screenshot(page, 'account-matches-open');
+    // Nothing wider than the phone's screen but the scrolling table.
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
 
     await page.locator('#open-matches article', { hasText: 'capitalone.com' }).getByRole('button', { name: /^Same account:/ }).click();
     await expect.poll(() => page.locator('.messages .notice.ok').textContent(), { timeout: 5_000 }).toContain('are one account: agents see it once, from Bridge 1.');
