@@ -9,7 +9,7 @@ import { startSimplefinDouble, type BridgeAccount, type SimplefinDouble } from '
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
-import { CLAIM_REFUSED_TITLE } from '../../services/console/web/claim-form.ts';
+import { CLAIM_REFUSED_TITLE } from '../../services/console/web/texts.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
 import { SETUP_TOKEN_REFUSED } from '../../services/sync-worker/src/sign-ins/token-claim.ts';

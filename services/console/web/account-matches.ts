@@ -1,10 +1,7 @@
 import { api, errorText } from './api.ts';
 import { button, h, notice, replace, table, time } from './dom.ts';
+import { MATCH_HINT } from './texts.ts';
 import type { AccountMatch, MatchSide } from './types.ts';
-
-/** What the two answers do, said where the operator chooses. */
-export const MATCH_HINT =
-  'Two connections deliver an account at the same institution, and at least one of them does not show its last 4 digits. "Same account" shows it to agents once, from the connection created first, and counts its transactions once; "Keep separate" shows both. Either answer stays until you change it.';
 
 const lastFour = (side: MatchSide) => (side.lastFour ? `last 4: ${side.lastFour}` : 'no last 4 shown');
 const accountName = (side: MatchSide) => side.name ?? `${side.sourceId} (not listed by the source now)`;

@@ -1,9 +1,8 @@
 import { api, ApiError, errorText } from './api.ts';
 import { button, h, labelled, notice, replace } from './dom.ts';
+import { CLAIM_REFUSED_TITLE } from './texts.ts';
 import type { ClaimAnswer, Provider } from './types.ts';
 
-/** Said above the bridge's own text when it refuses a setup token (403). */
-export const CLAIM_REFUSED_TITLE = 'Possible compromise:';
 
 /**
  * A bridge's connect form (spec 2.5, issue 16): paste the setup token, see the host it would be claimed
