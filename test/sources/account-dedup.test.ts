@@ -3,10 +3,13 @@ import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '@pcg/shared/config';
+import { createConnectionQueries } from '@pcg/shared/connections';
+import { sealCredentials } from '@pcg/shared/crypto';
 import { sql } from '@pcg/shared/db';
 import { CONSOLE_ACTS, type AuditEvent } from '@pcg/shared/audit';
 import type { AccountMatchList, AccountMatchView } from '@pcg/shared/finance';
 import { blockingConnection, openSyncProducer } from '@pcg/shared/queues';
+import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { bullmqPrefix } from '@pcg/shared/redis';
 import { startSimplefinDouble, type BridgeAccount, type SimplefinDouble } from '@pcg/testkit/doubles';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
@@ -90,12 +93,13 @@ const lastSynced = (id: string) =>
   testEnv.db.oneFirst(sql.type(z.object({ at: z.string().nullable() }))`SELECT last_synced_at::text AS at FROM connections WHERE id = ${id}::uuid`);
 
 /** Syncs a connection now (the bridge keeps an hour between requests, so its last request is moved back) and waits for the job. */
-async function syncNow(id: string): Promise<void> {
+async function syncNow(id: string, outcome: 'synced' | 'failed' = 'synced'): Promise<void> {
   await testEnv.db.query(sql.unsafe`
     UPDATE connections SET sync_cursor = jsonb_set(coalesce(sync_cursor, '{}'), '{requestedAt}', to_jsonb((extract(epoch FROM now()) * 1000)::bigint - 7200000)) WHERE id = ${id}::uuid`);
   const jobId = await producer.requestSync(id);
   await waitFor(async () => (['completed', 'failed'].includes(await queue.getJobState(jobId)) ? true : undefined), 15_000, `sync ${jobId}`);
-  expect((await queue.getJob(jobId))?.returnvalue).toMatchObject({ outcome: 'synced' });
+  if (outcome === 'synced') expect((await queue.getJob(jobId))?.returnvalue).toMatchObject({ outcome: 'synced' });
+  else expect(await queue.getJobState(jobId)).toBe('failed');
 }
 
 beforeAll(async () => {
@@ -199,6 +203,30 @@ describe('finance account deduplication', () => {
     expect(pairOf(list, 'chase.com')).toMatchObject({ state: 'same', automatic: true });
     expect(await accountNames('ally.com')).toEqual(['Online Savings', 'Savings ••7788']);
     expect(await accountNames('capitalone.com')).toEqual(['Venture ••1111']);
+    expect(await spending()).toMatchObject({ sum_amount: '-2576.94', count: 8 });
+  });
+
+  it('keeps every answer through a lost grant and a sign-in renewed in place', async () => {
+    const second = connectionIds[1] ?? '';
+    bridges[1]?.revokeAccess();
+    await syncNow(second, 'failed');
+    expect((await createConnectionQueries(testEnv.db).get(second))?.status).toBe('needs_sign_in');
+    // The renewal as a sign-in kind that renews in place does it: new credentials sealed on the same sign-in, its connections active again.
+    const claimUrl = Buffer.from(bridges[1]?.issueSetupToken() ?? '', 'base64').toString();
+    const accessUrl = (await (await fetch(claimUrl, { method: 'POST' })).text()).trim();
+    const signInId = (await createConnectionQueries(testEnv.db).get(second))?.sign_in_id ?? '';
+    await testEnv.db.transaction(async (tx) => {
+      await createSignInQueries(tx).replaceCredentials(signInId, sealCredentials(key, { accessUrl }, signInId));
+      await createConnectionQueries(tx).regranted(signInId, ['finance']);
+    });
+    await syncNow(second);
+    const list = await matches();
+    expect(list.open).toEqual([]);
+    expect([...list.decided].map((match) => [match.institutionDomain, match.state]).sort()).toEqual([
+      ['ally.com', 'separate'],
+      ['capitalone.com', 'same'],
+      ['chase.com', 'same'],
+    ]);
     expect(await spending()).toMatchObject({ sum_amount: '-2576.94', count: 8 });
   });
 
