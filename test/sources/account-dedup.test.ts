@@ -168,10 +168,13 @@ describe('finance account deduplication', () => {
   it('refuses an answer that is not true or false, and an id that is no match, naming the fix', async () => {
     const open = (await matches()).open[0]?.id ?? '';
     const bad = await call('POST', `/api/finance/account-matches/${open}`, { same: 'yes' });
-    expect(bad).toMatchObject({ status: 400, body: { error: expect.stringContaining('same') } });
+    expect(bad).toMatchObject({ status: 400, body: { error: `invalid body: 'same' send true ("same account") or false ("keep separate")` } });
     const unknown = await answer('00000000-0000-4000-8000-000000000000', true);
     expect(unknown).toMatchObject({ status: 404, body: { error: expect.stringContaining('GET /api/finance/account-matches') } });
-    expect((await call('POST', '/api/finance/account-matches/not-an-id', { same: true })).status).toBe(400);
+    expect(await call('POST', '/api/finance/account-matches/not-an-id', { same: true })).toMatchObject({
+      status: 400,
+      body: { error: "invalid params: 'id' expected the id of an account match from GET /api/finance/account-matches" },
+    });
   });
 
   it('answered "same account": one account, and its spending summed once through the query engine', async () => {

@@ -2,12 +2,12 @@ import { z } from 'zod';
 
 /** `POST /api/finance/account-matches/:id`: the operator's answer to one question. */
 export const AccountMatchAnswerSchema = z.strictObject({
-  same: z.boolean({ error: 'same: send true ("same account") or false ("keep separate")' }),
+  same: z.boolean({ error: 'send true ("same account") or false ("keep separate")' }),
 });
 export type AccountMatchAnswer = z.infer<typeof AccountMatchAnswerSchema>;
 
 export const AccountMatchParamsSchema = z.object({
-  id: z.uuid({ error: 'id: expected the id of an account match from GET /api/finance/account-matches' }),
+  id: z.uuid({ error: 'expected the id of an account match from GET /api/finance/account-matches' }),
 });
 
 /** One side of a pair as the Console shows it; the account fields are null while the account is not cached. */
