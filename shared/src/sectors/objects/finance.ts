@@ -90,7 +90,7 @@ export const financeHolding: ObjectDef = {
     field('currency', 'string', 'ISO 4217 currency code.', { categorical: true }),
     field('as_of', 'timestamp', 'When the price was observed (UTC).'),
   ],
-  notes: [MONEY_NOTE, 'Prices are as of as_of and can be a day old.'],
+  notes: [MONEY_NOTE, 'Prices are as of as_of and can be a day old.', MERGED_NOTE],
   fieldDocs: {
     value: 'Already multiplied out; do not multiply by quantity again.',
     cost_basis: 'Total for the position, not per unit.',
