@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { CandidatePair, MatchableAccount } from './account-matches-fns.ts';
 
 /** One lock for every reconciliation, so two finance syncs ending together do not race on the same pairs. */
-const RECONCILE_LOCK = sql.fragment`hashtext('finance_account_matches')`;
+const RECONCILE_LOCK = sql.fragment`hashtextextended('finance_account_matches', 0)`;
 
 const AccountRowSchema = z.object({
   connection_id: z.string(),
