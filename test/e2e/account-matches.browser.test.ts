@@ -127,6 +127,8 @@ describe('the bridge claim form and the account-match screen, in Chromium', () =
     const open_ = page.locator('#open-matches article');
     await expect.poll(() => open_.count(), { timeout: 5_000 }).toBe(2);
     expect(await page.locator('#decided-matches').textContent()).toContain('Merged automatically (same last 4)');
+    const navLink = page.locator('nav a[href="#account-matches"]');
+    await expect.poll(() => navLink.textContent(), { timeout: 5_000 }).toBe('Account matches (2 open)');
     const ally = page.locator('#open-matches article', { hasText: 'ally.com' });
     expect(await ally.textContent()).toContain(`Savings ${HOSTILE}`);
     expect(await page.locator('img, script:not([src])').count()).toBe(0);
@@ -139,6 +141,7 @@ describe('the bridge claim form and the account-match screen, in Chromium', () =
     await ally.getByRole('button', { name: /^Keep separate:/ }).click();
     await expect.poll(() => page.locator('.messages .notice.ok').textContent(), { timeout: 5_000 }).toContain('are kept separate.');
     await expect.poll(() => open_.count(), { timeout: 5_000 }).toBe(0);
+    await expect.poll(() => navLink.textContent(), { timeout: 5_000 }).toBe('Account matches');
     const states = await page.locator('#decided-matches [data-match-state]').allTextContents();
     expect(states.sort()).toEqual(['Kept separate', 'Merged automatically (same last 4)', 'Same account']);
     await screenshot(page, 'account-matches-decided');

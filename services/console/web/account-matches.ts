@@ -35,6 +35,7 @@ export async function renderAccountMatches(root: HTMLElement): Promise<void> {
   async function answer(match: AccountMatch, same: boolean) {
     try {
       await api('POST', `/api/finance/account-matches/${encodeURIComponent(match.id)}`, { same });
+      document.dispatchEvent(new Event('console:changed'));
       say(
         same
           ? `${accountName(match.first)} and ${accountName(match.second)} are one account: agents see it once, from ${match.first.connectionName}.`
@@ -91,4 +92,17 @@ export async function renderAccountMatches(root: HTMLElement): Promise<void> {
 
   replace(root, h('p', { class: 'hint' }, MATCH_HINT), message, h('h3', {}, 'Open questions'), openArea, h('h3', {}, 'Decided'), decidedArea);
   await list();
+}
+
+/** Puts the number of open questions on the screen's link in the navigation, so the operator sees them from any screen. */
+export async function showOpenMatchCount(nav: HTMLElement): Promise<void> {
+  const link = nav.querySelector<HTMLAnchorElement>('a[href="#account-matches"]');
+  if (!link) return;
+  try {
+    const { open } = await api<{ open: AccountMatch[] }>('GET', '/api/finance/account-matches');
+    link.dataset.open = String(open.length);
+    link.textContent = open.length === 0 ? 'Account matches' : `Account matches (${open.length} open)`;
+  } catch {
+    // The screen itself says what went wrong; the link keeps its name.
+  }
 }

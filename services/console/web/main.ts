@@ -1,6 +1,6 @@
 import { renderConnectBand } from './connect-band.ts';
 import { h, replace } from './dom.ts';
-import { renderAccountMatches } from './account-matches.ts';
+import { renderAccountMatches, showOpenMatchCount } from './account-matches.ts';
 import { renderAgents } from './agents.ts';
 import { renderConnections } from './connections.ts';
 import { renderLedger } from './ledger.ts';
@@ -50,7 +50,10 @@ function start(): void {
   const nav = document.getElementById('screens') as HTMLElement;
   replace(nav, h('ul', {}, ...SCREENS.map((screen) => h('li', {}, h('a', { href: `#${screen.id}` }, screen.title)))));
   const band = document.getElementById('connect-band') as HTMLElement;
-  const refresh = () => void renderConnectBand(band);
+  const refresh = () => {
+    void renderConnectBand(band);
+    void showOpenMatchCount(nav);
+  };
   refresh();
   setInterval(refresh, BAND_REFRESH_MS);
   document.addEventListener('console:changed', refresh);
