@@ -1,8 +1,12 @@
 import { sql } from 'slonik';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CATALOGUE } from '@pcg/shared/sectors';
+import { CATALOGUE, findObject } from '@pcg/shared/sectors';
 import { useTestEnvironment } from '@pcg/testkit/testing';
+import { createAccountMatchService } from '@pcg/shared/finance';
+import { createQueryEngine } from '@pcg/shared/query';
+import { financeData } from '../scripts/demo/finance.ts';
+import { SECOND_FINANCE_SOURCE } from '../scripts/demo/finance-second-source.ts';
 import { seedDemo } from '../scripts/demo/seed.ts';
 
 const testEnv = useTestEnvironment();
@@ -33,6 +37,7 @@ describe('npm run seed:demo', () => {
   it('spreads transactions over three accounts at two institutions, with the money-out sign negative', async () => {
     const accounts = await testEnv.db.many(sql.type(z.object({ institution_domain: z.string(), n: z.number() }))`
       SELECT a.institution_domain, count(t.id)::int AS n FROM finance_accounts a
+      JOIN connections c ON c.id = a.connection_id AND c.display_name = 'Demo finance'
       LEFT JOIN finance_transactions t ON t.account_id = a.id GROUP BY a.id, a.institution_domain`);
     expect(accounts).toHaveLength(3);
     expect(new Set(accounts.map((account) => account.institution_domain)).size).toBe(2);
@@ -41,6 +46,20 @@ describe('npm run seed:demo', () => {
       FROM finance_transactions`);
     expect(sign.spent).toBeGreaterThan(1000);
     expect(sign.earned).toBeGreaterThan(20);
+  });
+
+  it('has a second finance source with one account pair that merges and one that asks the operator', async () => {
+    const { open, decided } = await createAccountMatchService({ db: testEnv.db }).list();
+    expect(decided).toMatchObject([{ institutionDomain: 'chase.com', state: 'same', automatic: true, first: { connectionName: 'Demo finance' }, second: { connectionName: SECOND_FINANCE_SOURCE } }]);
+    expect(open).toMatchObject([{ institutionDomain: 'americanexpress.com', state: 'open', first: { lastFour: '1007' }, second: { lastFour: null } }]);
+    // The merged copy's transactions repeat the first source's and are read once.
+    const engine = createQueryEngine({ db: testEnv.db });
+    const transactions = findObject('finance.transaction');
+    if (!transactions) throw new Error('finance.transaction is not in the catalogue');
+    const spent = (where: unknown[] = []) =>
+      engine.query(transactions, { object: 'finance.transaction', where: [{ field: 'amount', op: 'lt', value: 0 }, ...where], aggregate: { metrics: [{ fn: 'sum', field: 'amount' }] } });
+    const expected = financeData(Date.UTC(2026, 10, 22)).transactions.filter((t) => Number(t.amount) < 0).reduce((total, t) => total + Math.round(Number(t.amount) * 100), 0);
+    expect((await spent()).rows).toEqual([{ sum_amount: (expected / 100).toFixed(2) }]);
   });
 
   it('includes recurring and all-day calendar events', async () => {

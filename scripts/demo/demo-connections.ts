@@ -5,16 +5,16 @@ import type { Sector } from '@pcg/shared/sectors';
 
 export const DEMO_PROVIDER = 'demo';
 
-/** The demo connection of a sector, created on first use, so seeding twice fills the same one. */
-export async function ensureDemoConnection(db: DatabasePool, sector: Sector): Promise<string> {
+/** A demo connection of a sector, known by its name, created on first use, so seeding twice fills the same one. */
+export async function ensureDemoConnection(db: DatabasePool, sector: Sector, displayName = `Demo ${sector}`): Promise<string> {
   const connections = createConnectionQueries(db);
-  const existing = (await connections.inSectors([sector])).find((connection) => connection.provider === DEMO_PROVIDER);
+  const existing = (await connections.inSectors([sector])).find((connection) => connection.provider === DEMO_PROVIDER && connection.display_name === displayName);
   if (existing) return existing.id;
   const created = await connections.insert({
     id: randomUUID(),
     provider: DEMO_PROVIDER,
     sector,
-    displayName: `Demo ${sector}`,
+    displayName,
     signInId: null,
     ingestSecretHash: null,
     syncIntervalMinutes: null,

@@ -1,8 +1,10 @@
 import type { DatabasePool } from 'slonik';
 import { upsertRecords } from '@pcg/shared/cache';
+import { createAccountMatchService } from '@pcg/shared/finance';
 import type { Sector } from '@pcg/shared/sectors';
 import { ensureDemoConnection, markSynced, DEMO_PROVIDER } from './demo-connections.ts';
 import { financeData } from './finance.ts';
+import { SECOND_FINANCE_SOURCE, secondFinanceSource } from './finance-second-source.ts';
 import { healthData } from './health.ts';
 import { homeData } from './home.ts';
 import { calendarData, contactsData, mailData } from './people.ts';
@@ -39,7 +41,21 @@ export async function seedDemo(db: DatabasePool, end = Date.now()): Promise<Reco
   // Accounts are stored by source id; point transactions and holdings at the accounts' gateway ids.
   await linkAccounts(db, connections.get('finance') as string);
   for (const connectionId of connections.values()) await markSynced(db, connectionId);
+  await seedSecondFinanceSource(db, end, finance.transactions, counts);
   return counts;
+}
+
+/** One pair of accounts that merges and one that asks the operator (spec 2.1), paired as after a sync. */
+async function seedSecondFinanceSource(db: DatabasePool, end: number, firstTransactions: ReadonlyArray<Record<string, unknown>>, counts: Record<string, number>): Promise<void> {
+  const connectionId = await ensureDemoConnection(db, 'finance', SECOND_FINANCE_SOURCE);
+  const second = secondFinanceSource(end, firstTransactions);
+  for (const [object, records] of [['finance.account', second.accounts], ['finance.transaction', second.transactions]] as const) {
+    await upsertRecords(db, { object, connectionId, source: DEMO_PROVIDER, records });
+    counts[object] = (counts[object] ?? 0) + records.length;
+  }
+  await linkAccounts(db, connectionId);
+  await markSynced(db, connectionId);
+  await createAccountMatchService({ db }).reconcile();
 }
 
 async function linkAccounts(db: DatabasePool, connectionId: string): Promise<void> {

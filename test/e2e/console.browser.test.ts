@@ -360,7 +360,7 @@ describe('the Console page, in Chromium, on the four real processes', () => {
     const opened = await open('status');
     const { page } = opened;
     await expect.poll(() => page.locator('main').textContent()).toContain('Served at');
-    for (const screen of ['agents', 'connections', 'ledger', 'data', 'export', 'settings', 'status']) {
+    for (const screen of ['agents', 'connections', 'account-matches', 'ledger', 'data', 'export', 'settings', 'status']) {
       await page.goto(`${stack.consoleUrl}/#${screen}`);
       await page.locator(`main[data-ready="${screen}"]`).waitFor();
       await page.setViewportSize({ width: 1280, height: 800 });

@@ -4,6 +4,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { createAuditProducer, type AuditRecorder } from '@pcg/shared/audit';
 import type { DatabasePool } from '@pcg/shared/db';
 import { createAgentEventPublisher, createAgentService, createKeyResolver } from '@pcg/shared/grants';
+import { createAccountMatchService } from '@pcg/shared/finance';
 import { createHttpApp, registerJsonErrorHandler } from '@pcg/shared/http';
 import type { LiveRequester } from '@pcg/shared/live';
 import type { Logger } from '@pcg/shared/logger';
@@ -17,6 +18,7 @@ import type { ConsoleConfig } from './config.ts';
 import { createSourcesDeps } from './connections/index.ts';
 import { answerFrameworkErrors, MAX_PATH_PARAM_LENGTH } from './framework-errors.ts';
 import { registerHostCheck } from './host-check/host-check.ts';
+import { registerAccountMatchRoutes } from './routes/account-matches.ts';
 import { registerAgentRoutes } from './routes/agents.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { createLedgerVerifier, registerAuditVerifyRoute } from './routes/audit-verify.ts';
@@ -108,6 +110,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerWebRoutes(app, { assets: loadWebAssets() });
   registerStatusRoute(app, { db, redis, settings: config, log });
   registerMetricsRoute(app, { db, redis, metrics, log, chain: verifier });
+  registerAccountMatchRoutes(app, { accountMatches: createAccountMatchService({ db, audit }) });
   registerSettingsRoutes(app, { settings: createSettingsService({ db, events: createSettingsEventPublisher(redis, config), audit, log }) });
   if (sources && sourcesDeps) {
     registerConnectionRoutes(app, sourcesDeps.connections);

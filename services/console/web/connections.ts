@@ -2,6 +2,7 @@ import { api, errorText } from './api.ts';
 import { button, copyButton, h, labelled, notice, replace, time, uid } from './dom.ts';
 import { linkConnectParts } from './link.ts';
 import { oauthConnectParts, signInLink } from './oauth.ts';
+import { claimForm } from './claim-form.ts';
 import { credentialFields } from './provider-forms.ts';
 import { renderSignIns } from './sign-ins.ts';
 import type { Connection, Provider } from './types.ts';
@@ -37,7 +38,8 @@ function secretPanel(connection: Connection, secret: string): HTMLElement {
  * The connect form of one provider, chosen by its sign-in kind and built from its descriptor: a token
  * provider's fields come from its credentials schema, so a new provider of a known kind needs no page code.
  */
-function connectForm(provider: Provider, done: (answer: WithSecret) => Promise<void>, say: (text: string, kind?: 'ok' | 'error' | 'warning') => void): HTMLElement {
+function connectForm(provider: Provider, done: (answer: WithSecret) => Promise<void>, say: (text: string, kind?: 'ok' | 'error' | 'warning') => void, claimed: () => Promise<void>): HTMLElement {
+  if (provider.signIn === 'token' && provider.claim) return claimForm(provider, claimed);
   const displayName = h('input', { type: 'text', name: 'displayName', maxLength: 200, placeholder: provider.displayName, autocomplete: 'off' });
   const about = h('p', { class: 'hint' }, `Fills ${provider.sectors.join(', ')}: ${provider.objects.join(', ')}.`);
   const heading = h('h3', {}, provider.displayName);
@@ -198,6 +200,10 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
         await list();
       },
       say,
+      async () => {
+        changed();
+        await list();
+      },
     ),
   );
   replace(

@@ -1,5 +1,6 @@
 import { renderConnectBand } from './connect-band.ts';
 import { h, replace } from './dom.ts';
+import { renderAccountMatches, showOpenMatchCount } from './account-matches.ts';
 import { renderAgents } from './agents.ts';
 import { renderConnections } from './connections.ts';
 import { renderLedger } from './ledger.ts';
@@ -13,6 +14,7 @@ type Screen = { id: string; title: string; render(main: HTMLElement): Promise<vo
 const SCREENS: Screen[] = [
   { id: 'agents', title: 'Agents', render: renderAgents },
   { id: 'connections', title: 'Connections', render: renderConnections },
+  { id: 'account-matches', title: 'Account matches', render: renderAccountMatches },
   { id: 'ledger', title: 'The ledger', render: renderLedger },
   { id: 'data', title: 'Data inspector', render: renderInspector },
   { id: 'export', title: 'Export', render: renderExport },
@@ -48,7 +50,10 @@ function start(): void {
   const nav = document.getElementById('screens') as HTMLElement;
   replace(nav, h('ul', {}, ...SCREENS.map((screen) => h('li', {}, h('a', { href: `#${screen.id}` }, screen.title)))));
   const band = document.getElementById('connect-band') as HTMLElement;
-  const refresh = () => void renderConnectBand(band);
+  const refresh = () => {
+    void renderConnectBand(band);
+    void showOpenMatchCount(nav);
+  };
   refresh();
   setInterval(refresh, BAND_REFRESH_MS);
   document.addEventListener('console:changed', refresh);

@@ -24,3 +24,10 @@ export const EXPIRY_CHOICES = [
 export const KEY_ONCE = 'Copy the key now: it will not be shown again. A lost key is replaced by rotating it.';
 export const SESSIONS_END = 'Saving ends the agent’s live sessions; it reconnects with the same key.';
 export const CLOUD_KEYS_NOTE = 'Cloud clients (hosted agents signing in through the public URL) need a key with an expiry: a key that never expires is refused there.';
+
+/** Said above the bridge's own text when it refuses a setup token (403: unknown or already claimed). */
+export const CLAIM_REFUSED_TITLE = 'Possible compromise:';
+
+/** What the two answers to an account match do, said where the operator chooses (spec 2.1). */
+export const MATCH_HINT =
+  'Two connections deliver an account at the same institution, and at least one of them does not show its last 4 digits. "Same account" shows it to agents once, from the connection created first, and counts its transactions once; "Keep separate" shows both. Either answer stays until you change it.';

@@ -30,7 +30,37 @@ export type Provider = {
   credentials: JsonSchema | null;
   oauth: { scopes: string[]; appSaved: boolean; callbackPath: string } | null;
   link: { appSaved: boolean; environments: string[]; callbackPath: string } | null;
+  /** A setup token is pasted and claimed once, instead of credentials typed in. */
+  claim: boolean;
 };
+
+export type MatchSide = {
+  connectionId: string;
+  connectionName: string;
+  provider: string;
+  sourceId: string;
+  accountId: string | null;
+  institutionName: string | null;
+  name: string | null;
+  mask: string | null;
+  lastFour: string | null;
+};
+
+/** A pair of finance accounts two connections both deliver (spec 2.1); `first` is the copy agents see when merged. */
+export type AccountMatch = {
+  id: string;
+  institutionDomain: string;
+  state: 'open' | 'same' | 'separate';
+  automatic: boolean;
+  answeredAt: string | null;
+  createdAt: string;
+  first: MatchSide;
+  second: MatchSide;
+};
+
+export type ClaimAnswer =
+  | { status: 'confirm'; claimHost: string; https: boolean }
+  | { status: 'signed_in'; signInId: string; claimHost: string; connections: Connection[] };
 
 export type SignIn = {
   id: string;

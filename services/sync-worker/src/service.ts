@@ -23,6 +23,7 @@ import { createLiveRunner } from './live/live-runner.ts';
 import { createConnectionStore } from './sync/connection-store.ts';
 import { createScheduleReconciler, reconcileSchedules, type ScheduleReconciler } from './sync/schedule-reconciler.ts';
 import { createSyncRunner } from './sync/sync-runner.ts';
+import { createAccountMatchService } from '@pcg/shared/finance';
 import { closeWorkerGracefully, startQueueWorker, type JobHandler } from './workers.ts';
 
 export type RunningSyncWorker = Infrastructure & {
@@ -71,7 +72,8 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
     const store = createConnectionStore(infra.db);
     const unschedule = producer.unschedule;
     const refreshCredentials = options.refreshCredentials ?? refreshThroughSignIns(createTokenRefresher({ db: infra.db, credentialsKey, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl }));
-    const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, refreshCredentials, onRun };
+    const accountMatches = createAccountMatchService({ db: infra.db });
+    const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, refreshCredentials, onRun, matchAccounts: accountMatches.reconcile };
     const workerOptions = { settings: config, log, lockMs: config.SYNC_LOCK_MS, backoffMs: config.SYNC_BACKOFF_MS };
     workers.push(
       startQueueWorker('sync', { sync: createSyncRunner(common) as JobHandler }, { ...workerOptions, concurrency: config.SYNC_CONCURRENCY }),

@@ -21,6 +21,8 @@ export const CONSOLE_ACTS = {
   setTimeZone: 'set_time_zone',
   fetchLive: 'fetch_live',
   export: 'export',
+  /** The operator's answer to a finance account match: "same account" or "keep separate". */
+  answerAccountMatch: 'answer_account_match',
 } as const;
 
 export type ConsoleAct = (typeof CONSOLE_ACTS)[keyof typeof CONSOLE_ACTS];

@@ -7,3 +7,4 @@ export * from './query-values.ts';
 export * from './query-budget.ts';
 export * from './query-dates.ts';
 export * from './pretty-text.ts';
+export * from './query-visible.ts';

@@ -11,6 +11,7 @@ import { looksRelative } from './query-dates.ts';
 import { aggregateSql, cursorColumn, pageSql } from './query-sql.ts';
 import { sizedPage } from './query-page.ts';
 import { computedSql } from './query-computed.ts';
+import { visibleRowsSql } from './query-visible.ts';
 
 const AnyRow = z.record(z.string(), z.unknown());
 
@@ -98,7 +99,7 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
       if (id.length === 0 || id.length > 512) return null;
       const columns = object.fields.map((f) => sql.fragment`${f.computed ? computedSql(f.computed) : sql.identifier([f.column ?? f.name])} AS ${sql.identifier([f.name])}`);
       const row = await db.maybeOne(sql.type(AnyRow)`
-        SELECT ${sql.join(columns, sql.fragment`, `)} FROM ${sql.identifier([object.table])} WHERE id = ${id}`);
+        SELECT ${sql.join(columns, sql.fragment`, `)} FROM ${sql.identifier([object.table])} WHERE id = ${id} AND ${visibleRowsSql(object)}`);
       return row ? { ...row } : null;
     },
   };

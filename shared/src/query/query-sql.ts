@@ -3,6 +3,7 @@ import { ARRAY_ELEMENT_TYPES, columnOf, SQL_TYPES, type FieldDef } from '../sect
 import type { CursorValues } from './query-cursor.ts';
 import { computedSql } from './query-computed.ts';
 import type { AggregatePlan, FilterPlan, GroupPlan, OrderPlan, QueryPlan, RangePlan } from './query-plan.ts';
+import { visibleRowsSql } from './query-visible.ts';
 
 type Fragment = FragmentSqlToken | ListSqlToken;
 
@@ -130,8 +131,9 @@ export function afterCursorSql(order: readonly OrderPlan[], values: CursorValues
   return condition;
 }
 
-function whereSql(conditions: readonly Fragment[]): Fragment {
-  return conditions.length === 0 ? sql.fragment`TRUE` : sql.join(conditions, sql.fragment` AND `);
+/** The plan's conditions after the object's base filter (the rows no read may see). */
+function whereSql(plan: QueryPlan, conditions: readonly Fragment[]): Fragment {
+  return sql.join([visibleRowsSql(plan.object), ...conditions], sql.fragment` AND `);
 }
 
 /** The alias of the i-th order column's exact text in a page row (not a field name: it has a colon). */
@@ -151,7 +153,7 @@ export function pageSql(plan: QueryPlan, cursorValues?: CursorValues) {
   return sql.fragment`
     SELECT ${sql.join([...selected, ...keys], sql.fragment`, `)}
     FROM ${sql.identifier([plan.object.table])}
-    WHERE ${whereSql(conditions)}
+    WHERE ${whereSql(plan, conditions)}
     ORDER BY ${orderSql(plan.order)}
     LIMIT ${plan.limit + 1}`;
 }
@@ -199,7 +201,7 @@ export function aggregateSql(plan: QueryPlan, aggregate: AggregatePlan, cursorVa
     FROM (
       SELECT ${sql.join([...groups, ...metrics], sql.fragment`, `)}
       FROM ${sql.identifier([plan.object.table])}
-      WHERE ${whereSql(plan.filters.map(filterSql))}
+      WHERE ${whereSql(plan, plan.filters.map(filterSql))}
       ${grouping}
     ) AS g
     WHERE ${bound}

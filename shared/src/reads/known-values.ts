@@ -1,5 +1,6 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { visibleRowsSql } from '../query/index.ts';
 import { columnOf, type ObjectDef } from '../sectors/index.ts';
 
 /** At most this many values are listed per field, the most frequent first. */
@@ -21,7 +22,7 @@ export async function knownValues(db: DatabasePool, object: ObjectDef): Promise<
       const column = sql.identifier([columnOf(fieldDef)]);
       const values = await db.anyFirst(sql.type(ValueRow)`
         SELECT ${column}::text AS value FROM ${sql.identifier([object.table])}
-        WHERE ${column} IS NOT NULL
+        WHERE ${column} IS NOT NULL AND ${visibleRowsSql(object)}
         GROUP BY ${column} ORDER BY count(*) DESC, ${column} LIMIT ${KNOWN_VALUES_CAP + 1}`);
       return [fieldDef.name, { values: values.slice(0, KNOWN_VALUES_CAP), capped: values.length > KNOWN_VALUES_CAP }] as const;
     }),

@@ -61,6 +61,11 @@ export type ObjectDef = {
    * exclusive (an instant, or the day after the last day of an all-day event).
    */
   spans?: ReadonlyArray<{ start: string; end: string }>;
+  /**
+   * Rows every read leaves out because two connections deliver the same account (spec 2.1): `account`,
+   * the merged-away account itself; `account_rows`, the rows whose `account_id` names one.
+   */
+  hidesMerged?: 'account' | 'account_rows';
   /** Order used when a query names none; `id` is always appended as the tiebreak. */
   defaultOrder: ReadonlyArray<{ field: string; direction: 'asc' | 'desc' }>;
 };

@@ -79,7 +79,7 @@ export const auditSurface: Surface = {
   },
 };
 
-/** The admin routes: agents, connections, sign-ins, settings, the data inspector, the operator reads and acts, and the Console page. */
+/** The admin routes: agents, connections, sign-ins, finance account matches, settings, the data inspector, the operator reads and acts, and the Console page. */
 export function adminSurface(): Surface {
   return {
     name: 'admin',
@@ -131,6 +131,10 @@ export function adminSurface(): Surface {
           fc.constant({ method: 'GET', path: '/api/providers' }),
           fc.constant({ method: 'GET', path: '/api/sign-ins' }),
           fc.tuple(provider, fc.oneof(fc.record({ clientId: hostileText, clientSecret: hostileText, environment: plausible(['sandbox', 'production']) }, { requiredKeys: [] }), hostileJson, brokenJsonText)).map(([kind, body]) => ({ method: 'PUT', path: `/api/connect/${kind}/app`, body })),
+          fc.constant({ method: 'GET', path: '/api/finance/account-matches' }),
+          fc
+            .tuple(id, fc.oneof(fc.record({ same: plausible([true, false]) }, { requiredKeys: [] }), hostileJson, brokenJsonText))
+            .map(([which, body]) => ({ method: 'POST', path: `/api/finance/account-matches/${which}`, body })),
           fc.tuple(provider, queryString(['signInId']), browser).map(([kind, query, accept]) => ({ method: 'GET', path: `/api/connect/${kind}/start?${query}`, accept })),
           fc.tuple(provider, queryString(['code', 'state', 'error']), browser).map(([kind, query, accept]) => ({ method: 'GET', path: `/api/connect/${kind}/callback?${query}`, accept })),
           fc.oneof(fc.constant('/'), fc.constantFrom('main.ts', 'console.css', 'index.html', 'tsconfig.json', 'csv.test.ts'), pathSegment.map((name) => `/assets/${name}`)).map((path) => ({ method: 'GET', path: path.startsWith('/') ? path : `/assets/${path}` })),

@@ -26,6 +26,8 @@ export const ProviderViewSchema = z.object({
    * environments it may name, and where the hosted link sends the browser back; null for other kinds.
    */
   link: z.object({ appSaved: z.boolean(), environments: z.array(z.string()), callbackPath: z.string() }).nullable(),
+  /** `token`: the operator pastes a setup token the gateway claims once (`POST /api/connect/<kind>/claim`), not credentials to store. */
+  claim: z.boolean(),
 });
 export type ProviderView = z.infer<typeof ProviderViewSchema>;
 
@@ -40,6 +42,7 @@ function providerView(provider: ProviderDescriptor, savedApps: ReadonlySet<strin
     credentials: provider.credentialsSchema ? (z.toJSONSchema(provider.credentialsSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>) : null,
     oauth: provider.oauth ? { scopes: [...provider.oauth.scopes], appSaved: savedApps.has(provider.kind), callbackPath: callbackPathOf(provider.kind) } : null,
     link: provider.link ? { appSaved: savedApps.has(provider.kind), environments: Object.keys(provider.link.apiBaseUrls), callbackPath: callbackPathOf(provider.kind) } : null,
+    claim: provider.claim !== undefined,
   };
 }
 

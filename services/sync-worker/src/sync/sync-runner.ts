@@ -23,6 +23,8 @@ export type SyncRunnerDeps = {
   refreshCredentials?: RefreshCredentials;
   /** Told of every sync that reached its connector, and how it ended (for the metrics); default none. */
   onRun?(provider: string, outcome: 'synced' | 'failed'): void;
+  /** Pairs the finance accounts two connections both deliver (spec 2.1), after each finance sync; default none. */
+  matchAccounts?(): Promise<unknown>;
 };
 
 /**
@@ -34,6 +36,14 @@ export type SyncRunnerDeps = {
  */
 export function createSyncRunner(deps: SyncRunnerDeps) {
   const failures = createFailureMapper(deps);
+  // A failed pairing must not fail a sync that stored its rows: the next finance sync pairs again.
+  const matchAccounts = async (log: Logger) => {
+    try {
+      await deps.matchAccounts?.();
+    } catch (error) {
+      log.error({ err: error }, 'finance account matching failed');
+    }
+  };
   return async function runSync(job: Job, data: SyncJob, token: string | undefined, signal: AbortSignal | undefined): Promise<SyncJobResult> {
     const skipped = (detail: string): SyncJobResult => ({ outcome: 'skipped', detail, written: 0, removed: 0 });
     const connection = await deps.store.load(data.connectionId);
@@ -64,7 +74,10 @@ export function createSyncRunner(deps: SyncRunnerDeps) {
         deps.onRun?.(connection.provider, 'synced');
         return { outcome: 'synced', mode: outcome.mode, ...context.cache.counts } satisfies SyncJobResult;
       });
-      if (result) return result;
+      if (result) {
+        if (result.outcome === 'synced' && connection.sector === 'finance') await matchAccounts(log);
+        return result;
+      }
     } catch (error) {
       if (!controller.signal.aborted) deps.onRun?.(connection.provider, 'failed');
       return failures.sync(controller.signal.aborted ? new ShutdownError() : error, job, token, connection.id);

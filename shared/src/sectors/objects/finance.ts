@@ -1,5 +1,7 @@
 import { commonFields, field, type ObjectDef } from '../catalogue-types.ts';
 
+const MERGED_NOTE =
+  'An account two connections both deliver appears once, from the connection created first; the other copy and its rows are left out, so sums count each transaction once.';
 const MONEY_NOTE = 'Money is an exact decimal string with an ISO 4217 `currency`; do not add amounts across currencies.';
 
 export const financeAccount: ObjectDef = {
@@ -26,6 +28,7 @@ export const financeAccount: ObjectDef = {
     MONEY_NOTE,
     'For credit and loan accounts balance_current is what is owed, a positive number.',
     'Balances are as of balance_as_of, not live; fetch_live reads them from the source.',
+    MERGED_NOTE,
   ],
   fieldDocs: {
     balance_current: 'Credit/loan: amount owed (positive). Depository: money in the account.',
@@ -34,6 +37,7 @@ export const financeAccount: ObjectDef = {
     mask: 'Last 4 digits only; never the full account number.',
   },
   defaultOrder: [{ field: 'institution_name', direction: 'asc' }, { field: 'name', direction: 'asc' }],
+  hidesMerged: 'account',
 };
 
 export const financeTransaction: ObjectDef = {
@@ -58,6 +62,7 @@ export const financeTransaction: ObjectDef = {
     MONEY_NOTE,
     'posted_on and authorized_on are local calendar dates, not instants.',
     'Pending transactions may change amount or disappear when they post.',
+    MERGED_NOTE,
   ],
   fieldDocs: {
     amount: "Negative = money out, positive = money in, for every source (Plaid's own positive = money out is flipped; SimpleFIN's positive = money in is kept). Sum spending with where amount lt 0.",
@@ -65,6 +70,7 @@ export const financeTransaction: ObjectDef = {
     pending: 'Pending rows can be replaced by a posted row with another id.',
   },
   defaultOrder: [{ field: 'posted_on', direction: 'desc' }],
+  hidesMerged: 'account_rows',
 };
 
 export const financeHolding: ObjectDef = {
@@ -84,10 +90,11 @@ export const financeHolding: ObjectDef = {
     field('currency', 'string', 'ISO 4217 currency code.', { categorical: true }),
     field('as_of', 'timestamp', 'When the price was observed (UTC).'),
   ],
-  notes: [MONEY_NOTE, 'Prices are as of as_of and can be a day old.'],
+  notes: [MONEY_NOTE, 'Prices are as of as_of and can be a day old.', MERGED_NOTE],
   fieldDocs: {
     value: 'Already multiplied out; do not multiply by quantity again.',
     cost_basis: 'Total for the position, not per unit.',
   },
   defaultOrder: [{ field: 'value', direction: 'desc' }],
+  hidesMerged: 'account_rows',
 };

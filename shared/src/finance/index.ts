@@ -1,0 +1,3 @@
+export * from './account-matches-fns.ts';
+export * from './account-matches-types.ts';
+export * from './account-matches-service.ts';
