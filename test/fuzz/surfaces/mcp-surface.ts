@@ -126,7 +126,9 @@ export const mcpSurface: Surface = {
       .oneof({ weight: 3, arbitrary: onTheSession(stack) }, { weight: 1, arbitrary: transportChaos(stack) })
       .map(({ method, path, session: id, authorization: sent, accept, contentType, body: payload, origin, host }): FuzzRequest => {
         // A GET on the open session is an SSE stream that stays open by design; DELETE would end the session the other cases use.
-        const sessionHeader = (method === 'GET' || method === 'DELETE') && id === stack.sessionId ? 'not-a-session' : id;
+        // HTTP drops a header's surrounding spaces and session ids are read case-blind, so `<id> ` names the open session too.
+        const namesOpenSession = id !== undefined && id.trim().toLowerCase() === stack.sessionId.toLowerCase();
+        const sessionHeader = (method === 'GET' || method === 'DELETE') && namesOpenSession ? 'not-a-session' : id;
         let headers: Record<string, string> = {};
         headers = withHeader(headers, 'mcp-session-id', sessionHeader);
         headers = withHeader(headers, 'authorization', sent);
