@@ -28,11 +28,16 @@ async function expectOk(answer: FuzzAnswer, what: string): Promise<Record<string
   return answer.body ? (JSON.parse(answer.body) as Record<string, unknown>) : {};
 }
 
+/** Port 9 (discard) on loopback: nothing listens there on a test machine. */
+const CLOSED_ORIGIN = 'http://127.0.0.1:9';
+
 export async function startFuzzStack(): Promise<FuzzStack> {
   // The bank aggregator's hosted link is opened by the sync-worker: a local double stands in, so a start
   // with whatever application the fuzz saved is refused by it, never sent to the real aggregator.
   const aggregator = await startPlaidDouble();
-  const launched = await launchStack('fuzz', { PLAID_BASE_URL: aggregator.url });
+  // The OAuth providers' sign-in and token addresses point at a closed loopback port: a callback the fuzz
+  // sends with a guessed code is refused there, never sent to Google or the wearable.
+  const launched = await launchStack('fuzz', { PLAID_BASE_URL: aggregator.url, GOOGLE_BASE_URL: CLOSED_ORIGIN, WHOOP_BASE_URL: CLOSED_ORIGIN });
   const stack: LaunchedStack = {
     ...launched,
     async stop() {

@@ -89,7 +89,7 @@ export function adminSurface(): Surface {
       const id = fc.oneof(pathSegment, fc.constant('00000000-0000-4000-8000-000000000000')).filter((value) => value !== stack.connectionId);
       const agentBody = fc.oneof(fc.record({ name, sectors: fc.oneof(fc.array(plausible([...SECTORS, '*']), { maxLength: 4 }), hostileJson), expiresInDays: fc.oneof(hostileNumber, fc.constant(null), hostileText) }, { requiredKeys: [] }), hostileJson, brokenJsonText);
       const connectionBody = fc.oneof(fc.record({ provider: plausible(['home-assistant', 'health-auto-export', 'microsoft', 'icloud']), displayName: hostileText, syncIntervalMinutes: hostileNumber, credentials: fc.oneof(fc.record({ baseUrl: plausible(['http://127.0.0.1:9', 'file:///etc/passwd', 'http://[::1]:1']), token: hostileText }), hostileJson) }, { requiredKeys: [] }), hostileJson, brokenJsonText);
-      const provider = fc.oneof(fc.constantFrom('home-assistant', 'health-auto-export', 'plaid', 'no-such-provider'), pathSegment);
+      const provider = fc.oneof(fc.constantFrom('home-assistant', 'health-auto-export', 'plaid', 'google', 'gmail', 'whoop', 'simplefin', 'no-such-provider'), pathSegment);
       // A browser's navigation gets the sign-in's result page; anything else gets JSON.
       const browser = fc.constantFrom(undefined, 'text/html,*/*;q=0.8', 'application/json');
       const segment = (value: string) => encodeURIComponent(value.replace(/[\ud800-\udfff]/g, '\ufffd')).slice(0, 600);
