@@ -137,7 +137,8 @@ describe('the bank aggregator', () => {
   });
 
   it('syncs accounts with balances, holdings, and transactions with the sign flipped on the exact decimal', async () => {
-    await waitFor(async () => ((await rowsOf('finance.transaction', connectionId)).length === 5 ? true : undefined), 20_000, 'the first sync');
+    // The cursor is stored once the whole sync is written: counting rows could catch it half way.
+    await waitFor(async () => ((await connectionRow(connectionId)).sync_cursor !== null ? true : undefined), 20_000, 'the first sync');
     const accounts = await rowsOf('finance.account', connectionId);
     const checking = accounts.find((row) => row.mask === '4821');
     expect(checking).toMatchObject({ institution_name: 'Chase', institution_domain: 'chase.com', type: 'depository', subtype: 'checking', balance_current: '4812.33', balance_available: '4712.33', currency: 'USD' });
