@@ -5,8 +5,8 @@ const CLIENT = { clientId: 'demo-client', clientSecret: 'demo-secret' };
 /**
  * The demo Microsoft account: the Graph double on a fixed port, seeded, and signed in through the Console
  * as a browser would (start, consent, callback with the cookie). The gateway reads the provider's
- * addresses at start, so it must run with MICROSOFT_LOGIN_BASE_URL and MICROSOFT_GRAPH_BASE_URL pointing
- * here (e.g. in .env); otherwise this says so and signs nothing in.
+ * addresses at start, so it must run with MICROSOFT_LOGIN_BASE_URL and MICROSOFT_GRAPH_BASE_URL set to
+ * this double's origin (e.g. in .env); otherwise this says so and signs nothing in.
  */
 export async function connectDemoMicrosoft(consoleBase: string, port: number, say: (line: string) => void): Promise<{ close(): Promise<void> } | undefined> {
   const graph = await startGraphDouble(CLIENT, { port });
@@ -15,7 +15,7 @@ export async function connectDemoMicrosoft(consoleBase: string, port: number, sa
   const start = await fetch(`${consoleBase}/api/connect/microsoft/start`, { redirect: 'manual' });
   const location = start.headers.get('location') ?? '';
   if (saved.status !== 204 || !location.startsWith(graph.url)) {
-    say(`Microsoft demo skipped: start the gateway with MICROSOFT_LOGIN_BASE_URL=${graph.url}/common and MICROSOFT_GRAPH_BASE_URL=${graph.url}/v1.0`);
+    say(`Microsoft demo skipped: start the gateway with MICROSOFT_LOGIN_BASE_URL=${graph.url} and MICROSOFT_GRAPH_BASE_URL=${graph.url}`);
     await graph.close();
     return undefined;
   }

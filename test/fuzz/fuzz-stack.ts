@@ -36,8 +36,14 @@ export async function startFuzzStack(): Promise<FuzzStack> {
   // with whatever application the fuzz saved is refused by it, never sent to the real aggregator.
   const aggregator = await startPlaidDouble();
   // The OAuth providers' sign-in and token addresses point at a closed loopback port: a callback the fuzz
-  // sends with a guessed code is refused there, never sent to Google or the wearable.
-  const launched = await launchStack('fuzz', { PLAID_BASE_URL: aggregator.url, GOOGLE_BASE_URL: CLOSED_ORIGIN, WHOOP_BASE_URL: CLOSED_ORIGIN });
+  // sends with a guessed code is refused there, never sent to Google, the wearable or Microsoft.
+  const launched = await launchStack('fuzz', {
+    PLAID_BASE_URL: aggregator.url,
+    GOOGLE_BASE_URL: CLOSED_ORIGIN,
+    WHOOP_BASE_URL: CLOSED_ORIGIN,
+    MICROSOFT_LOGIN_BASE_URL: CLOSED_ORIGIN,
+    MICROSOFT_GRAPH_BASE_URL: CLOSED_ORIGIN,
+  });
   const stack: LaunchedStack = {
     ...launched,
     async stop() {

@@ -3,7 +3,7 @@ import { CONNECTORS } from '../../services/sync-worker/src/connectors/registry.t
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
 import { createConnectionQueries, type ConnectionRow } from '@pcg/shared/connections';
-import { MICROSOFT_SCOPES } from '@pcg/shared/providers';
+import { createOriginRebaser, MICROSOFT_GRAPH_API_BASE, MICROSOFT_SCOPES } from '@pcg/shared/providers';
 import { GRAPH_SECRET_PREFIX, startGraphDouble, type GraphDouble, type GraphMessage } from '@pcg/testkit/doubles';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
@@ -98,8 +98,10 @@ beforeAll(async () => {
   graph.store.put('contact', { id: 'contact-2', displayName: 'Alan Turing', mobilePhone: '+44 1234' });
 
   const env = testEnv.env({ CREDENTIALS_KEY: key.toString('base64'), REST_PORT: '0', SOURCE_TIMEOUT_MS: '2000', SYNC_BACKOFF_MS: '100', ...graph.env });
-  worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, env), workerLog.log, {
-    connectors: [...CONNECTORS.filter((connector) => connector.provider.kind !== 'microsoft'), createMicrosoftConnector({ now: () => clock })],
+  const workerConfig = loadConfig(syncWorkerConfigSchema, env);
+  const apiBase = createOriginRebaser(workerConfig)(MICROSOFT_GRAPH_API_BASE);
+  worker = await startSyncWorker(workerConfig, workerLog.log, {
+    connectors: [...CONNECTORS.filter((connector) => connector.provider.kind !== 'microsoft'), createMicrosoftConnector({ apiBase, now: () => clock })],
   });
   consoleService = await startConsole(loadConfig(consoleConfigSchema, env), consoleLog.log, { audit: { record: () => undefined } });
   const saved = await fetch(`${consoleService.address}/api/connect/microsoft/app`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(CLIENT) });

@@ -2,7 +2,6 @@ import { agentPortConfig, auditConfig, bindConfig, consolePortConfig, dbConfig, 
 import { credentialsConfig } from '@pcg/shared/crypto';
 import { providerOriginsConfig } from '@pcg/shared/providers';
 import { liveConfig } from '@pcg/shared/queues';
-import { microsoftEndpointsConfig } from '@pcg/shared/providers';
 import { z } from 'zod';
 
 export const consoleConfigSchema = logConfig.extend({
@@ -15,7 +14,6 @@ export const consoleConfigSchema = logConfig.extend({
   SERVICE_NAME: agentPortConfig.shape.SERVICE_NAME,
   ...credentialsConfig.shape,
   ...liveConfig.shape,
-  ...microsoftEndpointsConfig.shape,
   ...providerOriginsConfig.shape,
   /** Largest push-ingest body in bytes (413 beyond); default 16 MiB, health exports can be large. */
   INGEST_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),

@@ -2,7 +2,6 @@ import type { AuditRecorder } from '@pcg/shared/audit';
 import { loadCredentialsKey } from '@pcg/shared/crypto';
 import type { Logger } from '@pcg/shared/logger';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
-import { configureProviderEndpoints } from '@pcg/shared/providers';
 import { createLiveRequester, createSignInRequester, openSyncProducer } from '@pcg/shared/queues';
 import { buildApp } from './app.ts';
 import type { ConsoleConfig } from './config.ts';
@@ -14,7 +13,6 @@ export type RunningConsole = Infrastructure & {
 
 /** Starts the Console. `audit` replaces the Redis audit producer (tests collect rows with it). */
 export async function startConsole(config: ConsoleConfig, log: Logger, options: { audit?: AuditRecorder } = {}): Promise<RunningConsole> {
-  configureProviderEndpoints(config);
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'console', log);
   const opened: Array<{ close(): Promise<void> }> = [];

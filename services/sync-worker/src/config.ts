@@ -1,6 +1,6 @@
 import { dbConfig, logConfig, metricsConfig, redisConfig } from '@pcg/shared/config';
 import { credentialsConfig } from '@pcg/shared/crypto';
-import { microsoftEndpointsConfig, providerOriginsConfig } from '@pcg/shared/providers';
+import { providerOriginsConfig } from '@pcg/shared/providers';
 import { z } from 'zod';
 import { ICloudResolveSchema } from './connectors/icloud/icloud-local-override.ts';
 
@@ -11,7 +11,6 @@ export const syncWorkerConfigSchema = logConfig.extend({
   ...redisConfig.shape,
   ...credentialsConfig.shape,
   ...metricsConfig.shape,
-  ...microsoftEndpointsConfig.shape,
   ...providerOriginsConfig.shape,
   /** The calendar sync window (spec 6): days of past occurrences kept; default 90. */
   CALENDAR_PAST_DAYS: z.coerce.number().int().min(0).max(3650).default(90),

@@ -5,7 +5,6 @@ import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import type { Logger } from '@pcg/shared/logger';
 import { createMetrics, startMetricsPublisher } from '@pcg/shared/metrics';
 import { openSyncProducer, type OpenSyncProducer } from '@pcg/shared/queues';
-import { configureProviderEndpoints } from '@pcg/shared/providers';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { SyncWorkerConfig } from './config.ts';
 import type { Connector, RefreshCredentials } from './connectors/connector-types.ts';
@@ -45,7 +44,6 @@ export type SyncWorkerOptions = {
 };
 
 export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: SyncWorkerOptions = {}): Promise<RunningSyncWorker> {
-  configureProviderEndpoints(config);
   const rebaseUrl = createOriginRebaser(config);
   const icloud = icloudOptions(config);
   if (config.ICLOUD_RESOLVE.size > 0) log.warn({ names: [...config.ICLOUD_RESOLVE.keys()] }, 'ICLOUD_RESOLVE sends these iCloud names to local servers');

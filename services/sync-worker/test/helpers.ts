@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createConnectionQueries } from '@pcg/shared/connections';
 import { sealCredentials } from '@pcg/shared/crypto';
 import { createSignInQueries, providerAppContext } from '@pcg/shared/sign-ins';
+import { createOriginRebaser, MICROSOFT_LOGIN_BASE } from '@pcg/shared/providers';
 import { sql, type DatabasePool } from '@pcg/shared/db';
 import { z } from 'zod';
 
@@ -59,7 +60,7 @@ export function entityRows(db: DatabasePool, connectionId: string) {
  * application credentials saved for refreshes.
  */
 export async function insertGraphConnection(db: DatabasePool, graph: { env: { MICROSOFT_LOGIN_BASE_URL: string }; client: { clientId: string; clientSecret: string } }, sector: 'calendar' | 'mail' | 'contacts'): Promise<string> {
-  const login = graph.env.MICROSOFT_LOGIN_BASE_URL;
+  const login = createOriginRebaser(graph.env)(MICROSOFT_LOGIN_BASE);
   const redirectUri = 'http://127.0.0.1/callback';
   const authorize = new URL(`${login}/oauth2/v2.0/authorize`);
   for (const [name, value] of Object.entries({ client_id: graph.client.clientId, redirect_uri: redirectUri, scope: 'Mail.Read Calendars.Read Contacts.Read offline_access', state: 's' })) authorize.searchParams.set(name, value);

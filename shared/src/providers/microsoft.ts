@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { Sector } from '../sectors/index.ts';
 import type { ProviderDescriptor } from './provider-types.ts';
 
@@ -22,43 +21,27 @@ export function microsoftSectorsOf(granted: readonly string[]): Sector[] {
   return SCOPE_SECTORS.filter(([scope]) => names.has(scope)).map(([, sector]) => sector);
 }
 
-const baseUrl = z
-  .url({ protocol: /^https?$/, error: 'must be an http:// or https:// address' })
-  .transform((value) => value.replace(/\/+$/, ''));
-
-/**
- * Where the Microsoft identity platform and Graph answer (design 4.1): the real hosts by default; tests
- * and the demo point them at the Graph double.
- */
-export const microsoftEndpointsConfig = z.object({
-  /** Identity platform base (authorize and token live under `/oauth2/v2.0/`); default the `common` tenant. */
-  MICROSOFT_LOGIN_BASE_URL: baseUrl.default('https://login.microsoftonline.com/common'),
-  /** Graph API base; default `https://graph.microsoft.com/v1.0`. */
-  MICROSOFT_GRAPH_BASE_URL: baseUrl.default('https://graph.microsoft.com/v1.0'),
-});
-export type MicrosoftEndpoints = z.output<typeof microsoftEndpointsConfig>;
+/** The identity platform's `common` tenant (reference §6.1); `MICROSOFT_LOGIN_BASE_URL` replaces its origin. */
+export const MICROSOFT_LOGIN_BASE = 'https://login.microsoftonline.com/common';
+/** Graph's v1.0 API, where the connector reads; `MICROSOFT_GRAPH_BASE_URL` replaces its origin. */
+export const MICROSOFT_GRAPH_API_BASE = 'https://graph.microsoft.com/v1.0';
 
 /** Microsoft mail, calendar and contacts through one sign-in at the identity platform (reference §6). */
-export function microsoftProvider(endpoints: MicrosoftEndpoints): ProviderDescriptor {
-  return {
-    kind: 'microsoft',
-    displayName: 'Microsoft (Outlook mail, calendar, contacts)',
-    sectors: ['mail', 'calendar', 'contacts'],
-    objects: ['mail.message', 'calendar.event', 'contacts.contact'],
-    signIn: 'oauth',
-    defaultSyncIntervalMinutes: 15,
-    apiBaseUrl: endpoints.MICROSOFT_GRAPH_BASE_URL,
-    oauth: {
-      authorizeUrl: `${endpoints.MICROSOFT_LOGIN_BASE_URL}/oauth2/v2.0/authorize`,
-      tokenUrl: `${endpoints.MICROSOFT_LOGIN_BASE_URL}/oauth2/v2.0/token`,
-      scopes: MICROSOFT_SCOPES,
-      pkce: true,
-      // The v2 token endpoint takes the scopes again on a refresh, and may answer with fewer.
-      scopeOnRefresh: true,
-      sectorsOf: microsoftSectorsOf,
-      account: { url: `${endpoints.MICROSOFT_GRAPH_BASE_URL}/me`, field: 'id' },
-    },
-  };
-}
-
-export const MICROSOFT: ProviderDescriptor = microsoftProvider(microsoftEndpointsConfig.parse({}));
+export const MICROSOFT: ProviderDescriptor = {
+  kind: 'microsoft',
+  displayName: 'Microsoft (Outlook mail, calendar, contacts)',
+  sectors: ['mail', 'calendar', 'contacts'],
+  objects: ['mail.message', 'calendar.event', 'contacts.contact'],
+  signIn: 'oauth',
+  defaultSyncIntervalMinutes: 15,
+  oauth: {
+    authorizeUrl: `${MICROSOFT_LOGIN_BASE}/oauth2/v2.0/authorize`,
+    tokenUrl: `${MICROSOFT_LOGIN_BASE}/oauth2/v2.0/token`,
+    scopes: MICROSOFT_SCOPES,
+    pkce: true,
+    // The v2 token endpoint takes the scopes again on a refresh, and may answer with fewer.
+    scopeOnRefresh: true,
+    sectorsOf: microsoftSectorsOf,
+    account: { url: `${MICROSOFT_GRAPH_API_BASE}/me`, field: 'id' },
+  },
+};

@@ -2,7 +2,7 @@ import { GMAIL } from './gmail.ts';
 import { GOOGLE } from './google.ts';
 import { HEALTH_AUTO_EXPORT } from './health-auto-export.ts';
 import { HOME_ASSISTANT } from './home-assistant.ts';
-import { MICROSOFT, microsoftProvider, type MicrosoftEndpoints } from './microsoft.ts';
+import { MICROSOFT } from './microsoft.ts';
 import { ICLOUD } from './icloud.ts';
 import type { ProviderDescriptor } from './provider-types.ts';
 import { PLAID } from './plaid.ts';
@@ -41,13 +41,4 @@ export function listProviders(): readonly ProviderDescriptor[] {
 export function registerExtraProvider(provider: ProviderDescriptor): void {
   if (byKind.has(provider.kind)) throw new Error(`provider '${provider.kind}' is already known`);
   byKind.set(provider.kind, provider);
-}
-
-/**
- * Points the providers at the addresses this process was configured with (design 4.1: tests and the demo
- * use local doubles). Called once at start, before anything reads the catalogue; the Console and the
- * sync-worker are given the same settings, so the authorize, token and API addresses agree.
- */
-export function configureProviderEndpoints(config: MicrosoftEndpoints): void {
-  byKind.set(MICROSOFT.kind, microsoftProvider(config));
 }

@@ -19,6 +19,10 @@ export const providerOriginsConfig = z.object({
   GOOGLE_BASE_URL: origin.optional(),
   /** Replaces both of the bank aggregator's API origins (sandbox and production). */
   PLAID_BASE_URL: origin.optional(),
+  /** Replaces the identity platform's `https://login.microsoftonline.com` (authorize and token). */
+  MICROSOFT_LOGIN_BASE_URL: origin.optional(),
+  /** Replaces `https://graph.microsoft.com` (the account's `/me` and the API). */
+  MICROSOFT_GRAPH_BASE_URL: origin.optional(),
 });
 export type ProviderOriginsConfig = z.output<typeof providerOriginsConfig>;
 
@@ -27,6 +31,8 @@ const REAL_ORIGINS: Record<keyof ProviderOriginsConfig, readonly string[]> = {
   WHOOP_BASE_URL: ['https://api.prod.whoop.com'],
   GOOGLE_BASE_URL: ['https://accounts.google.com', 'https://oauth2.googleapis.com', 'https://gmail.googleapis.com', 'https://www.googleapis.com', 'https://people.googleapis.com'],
   PLAID_BASE_URL: ['https://sandbox.plaid.com', 'https://production.plaid.com'],
+  MICROSOFT_LOGIN_BASE_URL: ['https://login.microsoftonline.com'],
+  MICROSOFT_GRAPH_BASE_URL: ['https://graph.microsoft.com'],
 };
 
 /** Maps a provider's real address onto its configured stand-in; any other address is returned unchanged. */

@@ -68,8 +68,6 @@ export type ProviderDescriptor = {
   defaultSyncIntervalMinutes: number | null;
   /** Validates the credentials the operator supplies for a `token` provider; sealed before storage. */
   credentialsSchema?: z.ZodType;
-  /** Base address of the provider's data API, where the connector reads (overridable, design 4.1). */
-  apiBaseUrl?: string;
   /** For `oauth` providers. */
   oauth?: OAuthSpec;
   /** For `link` providers. */

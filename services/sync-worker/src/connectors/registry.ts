@@ -1,11 +1,11 @@
-import { findProvider, GMAIL_API_BASE, GOOGLE_CALENDAR_API_BASE, GOOGLE_PEOPLE_API_BASE, PROVIDERS, realOrigins, WHOOP_API_BASE, type RebaseUrl } from '@pcg/shared/providers';
+import { findProvider, GMAIL_API_BASE, GOOGLE_CALENDAR_API_BASE, GOOGLE_PEOPLE_API_BASE, MICROSOFT_GRAPH_API_BASE, PROVIDERS, realOrigins, WHOOP_API_BASE, type RebaseUrl } from '@pcg/shared/providers';
 import type { Connector } from './connector-types.ts';
 import type { CalendarWindow } from './google/calendar-sync.ts';
 import { createGmailConnector } from './gmail/gmail-connector.ts';
 import { createGoogleConnector } from './google/google-connector.ts';
 import { healthAutoExportConnector } from './health-auto-export/health-auto-export-connector.ts';
 import { homeAssistantConnector } from './home-assistant/home-assistant-connector.ts';
-import { microsoftConnector } from './microsoft/microsoft-connector.ts';
+import { createMicrosoftConnector } from './microsoft/microsoft-connector.ts';
 import { createPlaidConnector, type PlaidConnectorOptions } from './plaid/plaid-connector.ts';
 import { simplefinConnector } from './simplefin/simplefin-connector.ts';
 import { createWhoopConnector } from './whoop/whoop-connector.ts';
@@ -34,7 +34,7 @@ export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins, options: C
     createPlaidConnector({ ...plaid, rebaseUrl }),
     homeAssistantConnector,
     healthAutoExportConnector,
-    microsoftConnector,
+    createMicrosoftConnector({ apiBase: rebaseUrl(MICROSOFT_GRAPH_API_BASE) }),
     simplefinConnector,
     createICloudConnector(icloud),
     createWhoopConnector({ apiBase: rebaseUrl(WHOOP_API_BASE) }),

@@ -100,7 +100,7 @@ beforeAll(async () => {
   const log = createCapturingLogger('sync-worker').log;
   // OAuth providers refresh through the sign-ins' own refresher, against their double.
   const oauthRefresh = refreshThroughSignIns(
-    createTokenRefresher({ db: testEnv.db, credentialsKey: TEST_KEY, log, requestTimeoutMs: 2_000, rebaseUrl: createOriginRebaser({ WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url }) }),
+    createTokenRefresher({ db: testEnv.db, credentialsKey: TEST_KEY, log, requestTimeoutMs: 2_000, rebaseUrl: createOriginRebaser({ ...graph.env, WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url }) }),
   );
   const refreshCredentials = async (connection: ConnectionInfo, current: unknown) => {
     refreshes.push(connection.id);
@@ -129,7 +129,7 @@ beforeAll(async () => {
     doubles.unshift({ close: async () => (await seed.close(), await dovecot.stop()) });
   }
   const icloudConnector = icloud || icloudMail ? createICloudConnector(icloudOptions) : undefined;
-  const rebaseUrl = createOriginRebaser({ WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url, PLAID_BASE_URL: aggregator.url });
+  const rebaseUrl = createOriginRebaser({ ...graph.env, WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url, PLAID_BASE_URL: aggregator.url });
   const connectors = defaultConnectors(rebaseUrl, { plaid: { loadApp: plaidAppLoader(testEnv.db, TEST_KEY) } }).map((connector) =>
     icloudConnector && connector.provider.kind === 'icloud' ? icloudConnector : connector,
   );

@@ -124,8 +124,8 @@ export async function startGraphDouble(client: { clientId: string; clientSecret:
 
   return {
     url,
-    /** `MICROSOFT_LOGIN_BASE_URL` and `MICROSOFT_GRAPH_BASE_URL` pointing here. */
-    env: { MICROSOFT_LOGIN_BASE_URL: `${url}/common`, MICROSOFT_GRAPH_BASE_URL: `${url}/v1.0` },
+    /** `MICROSOFT_LOGIN_BASE_URL` and `MICROSOFT_GRAPH_BASE_URL` pointing here (one origin serves both). */
+    env: { MICROSOFT_LOGIN_BASE_URL: url, MICROSOFT_GRAPH_BASE_URL: url },
     client,
     identity,
     store,

@@ -31,8 +31,8 @@ export function calendarWindow(now: number): { start: string; end: string } {
  * upserts every occurrence in it. Rows before the new window stay as history; nothing is listed twice,
  * since an occurrence keeps its id and upserts are keyed on it.
  */
-export async function syncCalendar(context: ConnectorContext, now: number): Promise<SyncOutcome> {
-  const graph = graphClient(context);
+export async function syncCalendar(context: ConnectorContext, now: number, apiBase: string): Promise<SyncOutcome> {
+  const graph = graphClient(context, apiBase);
   const cursor = CursorSchema.safeParse(context.cursor);
   const wanted = calendarWindow(now);
   const applier = deltaApplier(context, OBJECT);

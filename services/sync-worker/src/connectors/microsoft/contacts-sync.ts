@@ -11,8 +11,8 @@ const CursorSchema = z.object({ deltaLink: z.url() });
  * Contacts through the contacts delta of the default folder (`/me/contacts/delta`: reference §6.2 notes
  * it is undocumented but answered; the documented per-folder form does not reach the default folder).
  */
-export async function syncContacts(context: ConnectorContext): Promise<SyncOutcome> {
-  const graph = graphClient(context);
+export async function syncContacts(context: ConnectorContext, apiBase: string): Promise<SyncOutcome> {
+  const graph = graphClient(context, apiBase);
   const cursor = CursorSchema.safeParse(context.cursor);
   const applier = deltaApplier(context, OBJECT);
   const deltaLink = await graph.deltaRound(cursor.success ? cursor.data.deltaLink : '/me/contacts/delta', [], applier.pages(contactRecord));

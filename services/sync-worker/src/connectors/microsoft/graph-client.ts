@@ -1,4 +1,3 @@
-import { findProvider, MICROSOFT } from '@pcg/shared/providers';
 import { OAuthCredentialsSchema } from '../../sign-ins/oauth-client.ts';
 import type { ConnectorContext } from '../connector-types.ts';
 import { defaultClassifier } from '../kit/classifiers.ts';
@@ -35,9 +34,9 @@ function readPage(raw: unknown): DeltaPage {
 /**
  * Graph as a connector reads it: the sign-in's bearer token, the Prefer headers each call needs, and
  * delta rounds walked through `@odata.nextLink` to the `@odata.deltaLink` (stored whole, replayed as is).
+ * `apiBase` is Graph's v1.0 address (or its stand-in); relative paths are read under it.
  */
-export function graphClient(context: ConnectorContext) {
-  const baseUrl = findProvider(MICROSOFT.kind)?.apiBaseUrl ?? MICROSOFT.apiBaseUrl ?? '';
+export function graphClient(context: ConnectorContext, apiBase: string) {
   const client = createSourceClient({ what: 'Microsoft Graph', classifier: graphClassifier, timeoutMs: context.requestTimeoutMs, signal: context.signal });
   const auth = () => {
     const parsed = OAuthCredentialsSchema.safeParse(context.credentials);
@@ -45,7 +44,7 @@ export function graphClient(context: ConnectorContext) {
     return { authorization: `Bearer ${parsed.data.accessToken}` };
   };
   const get = (url: string, prefer: readonly string[] = []) =>
-    client.json(url.startsWith('http') ? url : `${baseUrl}${url}`, { auth: auth(), headers: prefer.length > 0 ? { prefer: prefer.join(', ') } : {} });
+    client.json(url.startsWith('http') ? url : `${apiBase}${url}`, { auth: auth(), headers: prefer.length > 0 ? { prefer: prefer.join(', ') } : {} });
 
   return {
     get,

@@ -35,8 +35,8 @@ async function mailboxAddress(graph: GraphClient): Promise<string> {
  * envelope fields only (bodies and attachments are never fetched). Each folder keeps its own deltaLink; a
  * folder seen for the first time gets an initial round.
  */
-export async function syncMail(context: ConnectorContext): Promise<SyncOutcome> {
-  const graph = graphClient(context);
+export async function syncMail(context: ConnectorContext, apiBase: string): Promise<SyncOutcome> {
+  const graph = graphClient(context, apiBase);
   const previous = CursorSchema.safeParse(context.cursor);
   const cursor: Cursor | undefined = previous.success ? previous.data : undefined;
   const account = cursor?.account ?? (await mailboxAddress(graph));

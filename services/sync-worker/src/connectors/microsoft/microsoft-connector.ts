@@ -1,4 +1,4 @@
-import { MICROSOFT } from '@pcg/shared/providers';
+import { MICROSOFT, MICROSOFT_GRAPH_API_BASE } from '@pcg/shared/providers';
 import type { Connector } from '../connector-types.ts';
 import { SourceRejectedError } from '../kit/source-errors.ts';
 import { syncCalendar } from './calendar-sync.ts';
@@ -6,6 +6,8 @@ import { syncContacts } from './contacts-sync.ts';
 import { syncMail } from './mail-sync.ts';
 
 export type MicrosoftConnectorOptions = {
+  /** Graph's v1.0 address; default the real one (the sync-worker passes it through its origin rebaser). */
+  apiBase?: string;
   /** The clock the calendar window is placed by; default `Date.now`. */
   now?: () => number;
 };
@@ -16,22 +18,21 @@ export type MicrosoftConnectorOptions = {
  */
 export function createMicrosoftConnector(options: MicrosoftConnectorOptions = {}): Connector {
   const now = options.now ?? Date.now;
+  const apiBase = options.apiBase ?? MICROSOFT_GRAPH_API_BASE;
   return {
     provider: MICROSOFT,
     actions: [],
     async sync(context) {
       switch (context.connection.sector) {
         case 'calendar':
-          return syncCalendar(context, now());
+          return syncCalendar(context, now(), apiBase);
         case 'mail':
-          return syncMail(context);
+          return syncMail(context, apiBase);
         case 'contacts':
-          return syncContacts(context);
+          return syncContacts(context, apiBase);
         default:
           throw new SourceRejectedError(`Microsoft Graph fills no '${context.connection.sector}' sector`, 0, 'unknown sector');
       }
     },
   };
 }
-
-export const microsoftConnector = createMicrosoftConnector();
