@@ -35,8 +35,8 @@ export type RunningSyncWorker = Infrastructure & {
 /**
  * The sync-worker: the only process that talks to sources and the only holder of decrypted credentials.
  * It serves the `sync` queue (scheduled and manual syncs), the `live` queue (live reads, actions) and
- * the `signin` queue (provider code exchanges, hosted links, item removals). `options.connectors` replaces the connector list (tests
- * add a connector for a test provider).
+ * the `signin` queue (provider code exchanges, hosted links, item removals). `options.connectors`
+ * replaces the connector list (tests add a connector for a test provider).
  */
 export type SyncWorkerOptions = {
   /** Replaces the connector list (tests add a connector for a test provider). */
