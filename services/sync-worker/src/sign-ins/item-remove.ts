@@ -1,7 +1,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { openCredentials } from '@pcg/shared/crypto';
 import type { Logger } from '@pcg/shared/logger';
-import { findProvider, PLAID, PlaidItemCredentialsSchema, realOrigins, type RebaseUrl } from '@pcg/shared/providers';
+import { findProvider, PLAID, PlaidItemCredentialsSchema, realOrigins, type PlaidItemCredentials, type RebaseUrl } from '@pcg/shared/providers';
 import type { ItemRemoveJob, ItemRemoveResult } from '@pcg/shared/queues';
 import { SourceError, SourceRejectedError } from '../connectors/kit/source-errors.ts';
 import { createPlaidApi, type PlaidApp } from '../connectors/plaid/plaid-api.ts';
@@ -29,7 +29,7 @@ export function createItemRemoveRunner(deps: ItemRemoveDeps) {
     const log = deps.log.child({ jobId: job.id, provider: data.provider, signInId: data.signInId });
     const provider = findProvider(data.provider);
     if (provider?.signIn !== 'link' || provider.kind !== PLAID.kind) return skipped(`'${data.provider}' holds no item at an aggregator`);
-    let credentials;
+    let credentials: PlaidItemCredentials;
     try {
       credentials = PlaidItemCredentialsSchema.parse(openCredentials(deps.credentialsKey, Buffer.from(data.sealedCredentials, 'base64'), data.signInId));
     } catch {
