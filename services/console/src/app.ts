@@ -56,9 +56,9 @@ export type ConsoleAppDeps = {
   audit?: AuditRecorder;
   /**
    * The sync producer and credentials key behind the connection, sign-in and push-ingest routes; without
-   * them those routes are absent. `signIns` awaits code exchanges on the sync-worker.
+   * them those routes are absent. `signIns` awaits code exchanges on the sync-worker and takes item removals.
    */
-  sources?: { sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>; credentialsKey: Buffer; signIns?: Pick<SignInRequester, 'exchange' | 'claim' | 'linkStart' | 'linkExchange'> };
+  sources?: { sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>; credentialsKey: Buffer; signIns?: Pick<SignInRequester, 'exchange' | 'claim' | 'linkStart' | 'linkExchange' | 'removeItem'> };
   /** This process's counters, served with the other processes' on `/metrics`; default a new set. */
   metrics?: Metrics;
 };

@@ -13,6 +13,7 @@ import { createConnectorRegistry, defaultConnectors } from './connectors/registr
 import { createOriginRebaser } from '@pcg/shared/providers';
 import type { PlaidApp } from './connectors/plaid/plaid-api.ts';
 import { plaidAppLoader } from './connectors/plaid/plaid-app.ts';
+import { createItemRemoveRunner } from './sign-ins/item-remove.ts';
 import { createLinkRunners } from './sign-ins/link-flow.ts';
 import { createOAuthExchangeRunner } from './sign-ins/oauth-exchange.ts';
 import { createTokenClaimRunner } from './sign-ins/token-claim.ts';
@@ -33,8 +34,8 @@ export type RunningSyncWorker = Infrastructure & {
 /**
  * The sync-worker: the only process that talks to sources and the only holder of decrypted credentials.
  * It serves the `sync` queue (scheduled and manual syncs), the `live` queue (live reads, actions) and
- * the `signin` queue (provider code exchanges). `options.connectors` replaces the connector list (tests
- * add a connector for a test provider).
+ * the `signin` queue (provider code exchanges, hosted links, item removals). `options.connectors`
+ * replaces the connector list (tests add a connector for a test provider).
  */
 export type SyncWorkerOptions = {
   /** Replaces the connector list (tests add a connector for a test provider). */
@@ -85,6 +86,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
         {
           oauth_exchange: createOAuthExchangeRunner({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl }) as JobHandler,
           ...(createLinkRunners({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl, loadApp: plaid.loadApp }) as Record<string, JobHandler>),
+          item_remove: createItemRemoveRunner({ credentialsKey, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl, loadApp: plaid.loadApp }) as JobHandler,
           token_claim: createTokenClaimRunner({
             db: infra.db,
             credentialsKey,

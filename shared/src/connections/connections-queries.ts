@@ -14,6 +14,10 @@ const COLUMNS = sql.fragment`
   (SELECT min(a.consent_expires_at) FROM finance_accounts a WHERE a.connection_id = c.id) AS consent_expires_at,
   c.created_at, c.updated_at`;
 
+/** A sign-in deleted with its last connection, as it was stored. */
+export type RemovedSignIn = { id: string; provider: string; sealedCredentials: Buffer };
+const RemovedRowSchema = z.object({ sign_in_id: z.string().nullable(), provider: z.string().nullable(), credentials: z.instanceof(Buffer).nullable() });
+
 const MINE = sql.fragment`c.user_id = ${OPERATOR_USER_ID}`;
 const ORDER = sql.fragment`ORDER BY c.sector, c.created_at, c.id`;
 
@@ -94,16 +98,23 @@ export function createConnectionQueries(db: CommonQueryMethods) {
     replaceSecretHash: (id: string, hash: Buffer) => updated(id, sql.fragment`ingest_secret_hash = ${sql.binary(hash)}`),
     /**
      * Removes the connection and, with it, everything it cached (ON DELETE CASCADE); its sign-in goes
-     * too when no other connection uses it, so no credential outlives its last connection.
+     * too when no other connection uses it, so no credential outlives its last connection. Null when
+     * there was no such connection; otherwise the sign-in that went with it (its sealed credentials, so
+     * that a source holding a grant of its own can be told to drop it), or null when none went.
      */
-    remove: async (id: string) =>
-      (await db.oneFirst(sql.type(z.object({ removed: z.number() }))`
+    remove: async (id: string): Promise<{ signInGone: RemovedSignIn | null } | null> => {
+      const rows = await db.any(sql.type(RemovedRowSchema)`
         WITH gone AS (DELETE FROM connections c WHERE c.id = ${id}::uuid AND ${MINE} RETURNING c.sign_in_id),
         orphan AS (
           DELETE FROM sign_ins s WHERE s.id IN (SELECT sign_in_id FROM gone)
             AND NOT EXISTS (SELECT 1 FROM connections o WHERE o.sign_in_id = s.id AND o.id <> ${id}::uuid)
+          RETURNING s.id, s.provider, s.credentials
         )
-        SELECT count(*)::int AS removed FROM gone`)) > 0,
+        SELECT o.id::text AS sign_in_id, o.provider, o.credentials FROM gone LEFT JOIN orphan o ON TRUE`);
+      const [row] = rows;
+      if (!row) return null;
+      return { signInGone: row.sign_in_id && row.provider && row.credentials ? { id: row.sign_in_id, provider: row.provider, sealedCredentials: row.credentials } : null };
+    },
 
     /** The sealed credentials of a pulled connection (its sign-in's) and the id they are bound to; null for none. */
     sealedCredentials: (id: string) =>

@@ -100,6 +100,23 @@ export const LinkExchangeJobSchema = z.object({
 });
 export type LinkExchangeJob = z.infer<typeof LinkExchangeJobSchema>;
 
+/**
+ * The removal of an aggregator's item whose last connection was deleted (design 7.1: the Console never
+ * talks to a source). The item's credentials travel as they were sealed on the deleted sign-in (base64,
+ * bound to `signInId`): Redis holds only ciphertext, and no credential stays in the database after its
+ * last connection. Best effort, retried with backoff, then logged.
+ */
+export const ItemRemoveJobSchema = z.object({
+  provider: z.string().min(1),
+  signInId: z.uuid(),
+  sealedCredentials: z.base64().min(1).max(8192),
+});
+export type ItemRemoveJob = z.infer<typeof ItemRemoveJobSchema>;
+
+/** What a removal job ends with: removed now, or already gone at the aggregator, or not sent (no application saved, credentials unreadable). */
+export const ItemRemoveResultSchema = z.object({ outcome: z.enum(['removed', 'already_gone', 'skipped']), detail: z.string().optional() });
+export type ItemRemoveResult = z.infer<typeof ItemRemoveResultSchema>;
+
 const RefusedSignInSchema = z.object({
   status: z.literal('refused'),
   /** `token_refused`: the bridge refused the setup token (unknown, or claimed already); `already_claimed`: this gateway claimed it before. */
@@ -133,6 +150,18 @@ export type SignInJobResult = z.infer<typeof SignInJobResultSchema>;
 /** Backoff type the sync-worker implements (exponential with jitter from its configured base). */
 export const SOURCE_BACKOFF = 'source-backoff';
 
+/**
+ * A removal is retried (unlike the rest of the `signin` queue: removing an item twice is harmless, the
+ * second answer is ITEM_NOT_FOUND), and the job goes when it ends, either way: its payload holds sealed
+ * credentials, which are kept nowhere longer than needed.
+ */
+export const ITEM_REMOVE_JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: SOURCE_BACKOFF },
+  removeOnComplete: true,
+  removeOnFail: true,
+} as const satisfies JobsOptions;
+
 export const QUEUES = {
   sync: {
     name: 'sync',
@@ -157,8 +186,8 @@ export const QUEUES = {
   },
   signin: {
     name: 'signin',
-    jobs: { oauth_exchange: OAuthExchangeJobSchema, token_claim: TokenClaimJobSchema, link_start: LinkStartJobSchema, link_exchange: LinkExchangeJobSchema },
-    // Never retried (a code or a setup token works once). The payload holds a one-time code: finished jobs go after a
+    jobs: { oauth_exchange: OAuthExchangeJobSchema, token_claim: TokenClaimJobSchema, link_start: LinkStartJobSchema, link_exchange: LinkExchangeJobSchema, item_remove: ItemRemoveJobSchema },
+    // Never retried (a code or a setup token works once; `item_remove` sets its own options). The payload holds a one-time code: finished jobs go after a
     // minute, long enough for the awaiting Console to read the answer.
     defaultJobOptions: {
       attempts: 1,

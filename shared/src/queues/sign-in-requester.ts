@@ -3,12 +3,15 @@ import type { Logger } from '../logger/index.ts';
 import type { RedisSettings } from '../redis/index.ts';
 import type { z } from 'zod';
 import {
+  ITEM_REMOVE_JOB_OPTIONS,
+  ItemRemoveJobSchema,
   LinkExchangeJobSchema,
   LinkStartJobSchema,
   LinkStartResultSchema,
   OAuthExchangeJobSchema,
   SignInJobResultSchema,
   TokenClaimJobSchema,
+  type ItemRemoveJob,
   type LinkExchangeJob,
   type LinkStartJob,
   type LinkStartResult,
@@ -58,6 +61,14 @@ export function createSignInRequesterFrom({ queue, events, log, timeoutMs }: { q
     /** Finishes a `link` sign-in on the sync-worker once the browser came back from the hosted link. */
     async linkExchange(request: Omit<LinkExchangeJob, 'deadline'>): Promise<SignInJobResult> {
       return awaitJob(await queue.add('link_exchange', LinkExchangeJobSchema.parse({ ...request, deadline: Date.now() + timeoutMs })), SignInJobResultSchema);
+    },
+    /**
+     * Hands the removal of a deleted sign-in's item to the sync-worker and returns at once: nobody
+     * awaits the aggregator's answer (the worker retries, then logs). Returns the job's id.
+     */
+    async removeItem(request: ItemRemoveJob): Promise<string> {
+      const job = await queue.add('item_remove', ItemRemoveJobSchema.parse(request), ITEM_REMOVE_JOB_OPTIONS);
+      return job.id ?? '';
     },
   };
 }

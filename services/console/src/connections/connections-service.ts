@@ -6,9 +6,9 @@ import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { findProvider, PROVIDERS, type ProviderDescriptor } from '@pcg/shared/providers';
-import type { SyncProducer } from '@pcg/shared/queues';
+import type { SignInRequester, SyncProducer } from '@pcg/shared/queues';
 import type { z } from 'zod';
-import { connectionHealth, createConnectionQueries, type ConnectionQueries, type ConnectionRow } from '@pcg/shared/connections';
+import { connectionHealth, createConnectionQueries, type ConnectionQueries, type ConnectionRow, type RemovedSignIn } from '@pcg/shared/connections';
 import type { ConnectionView, CreateConnectionBody, UpdateConnectionBody } from './connections-types.ts';
 
 export class QueueUnavailableError extends HttpError {
@@ -26,6 +26,8 @@ export type ConnectionsServiceDeps = {
   credentialsKey: Buffer;
   audit: AuditRecorder;
   log: Logger;
+  /** Hands the removal of a deleted `link` sign-in's item to the sync-worker; absent, nothing is sent. */
+  itemRemoval?: Pick<SignInRequester, 'removeItem'>;
   now?: () => number;
 };
 
@@ -107,6 +109,22 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       await createConnectionQueries(tx).credentialsReplaced(signInId);
     });
     return (await deps.queries.get(row.id)) ?? row;
+  }
+
+  /**
+   * A `link` sign-in (the bank aggregator) holds an item that stays active, and billed, at the
+   * aggregator until it is removed there: the removal goes to the sync-worker as a job that nobody
+   * awaits. The deletion is done already; a queue that cannot be reached is logged, never refused.
+   */
+  async function removeAtSource(signIn: RemovedSignIn): Promise<void> {
+    if (findProvider(signIn.provider)?.signIn !== 'link' || !deps.itemRemoval) return;
+    const removal = deps.itemRemoval;
+    try {
+      const jobId = await removal.removeItem({ provider: signIn.provider, signInId: signIn.id, sealedCredentials: signIn.sealedCredentials.toString('base64') });
+      deps.log.info({ signInId: signIn.id, provider: signIn.provider, jobId }, 'item removal handed to the sync-worker');
+    } catch (error) {
+      deps.log.warn({ err: error, signInId: signIn.id, provider: signIn.provider }, 'could not queue the removal of the item at the provider; remove it from the provider\'s dashboard');
+    }
   }
 
   const acts = {
@@ -223,9 +241,11 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
     /** Removes the connection and, with it, everything it cached (ON DELETE CASCADE). */
     async remove(id: string): Promise<void> {
       const { provider } = await existing(id);
-      if (!(await deps.queries.remove(id))) throw new NotFoundError('no such connection');
+      const removed = await deps.queries.remove(id);
+      if (!removed) throw new NotFoundError('no such connection');
       if (pulls(provider)) await queued(() => deps.sync.unschedule(id), id);
-      deps.log.info({ connectionId: id }, 'connection deleted');
+      if (removed.signInGone) await removeAtSource(removed.signInGone);
+      deps.log.info({ connectionId: id, signInDeleted: removed.signInGone?.id ?? null }, 'connection deleted');
     },
   };
 

@@ -2,7 +2,7 @@ import type { AuditRecorder } from '@pcg/shared/audit';
 import { createConnectionQueries } from '@pcg/shared/connections';
 import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
-import type { SyncProducer } from '@pcg/shared/queues';
+import type { SignInRequester, SyncProducer } from '@pcg/shared/queues';
 import { createIngestService, type IngestService } from '../ingest/ingest-service.ts';
 import { createConnectionsService, type ConnectionsService } from './connections-service.ts';
 
@@ -31,13 +31,15 @@ export function createSourcesDeps(options: {
   db: DatabasePool;
   sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>;
   credentialsKey: Buffer;
+  /** The `signin` queue: an aggregator's item is removed there when its last connection is deleted. */
+  signIns?: Pick<SignInRequester, 'removeItem'>;
   audit: AuditRecorder;
   log: Logger;
   ingestBodyLimit: number;
 }): SourcesDeps {
   const queries = createConnectionQueries(options.db);
   return {
-    connections: createConnectionsService({ db: options.db, queries, sync: options.sync, credentialsKey: options.credentialsKey, audit: options.audit, log: options.log }),
+    connections: createConnectionsService({ db: options.db, queries, sync: options.sync, credentialsKey: options.credentialsKey, audit: options.audit, log: options.log, itemRemoval: options.signIns }),
     ingest: createIngestService({ db: options.db, queries }),
     audit: options.audit,
     ingestBodyLimit: options.ingestBodyLimit,

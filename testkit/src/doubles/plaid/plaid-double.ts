@@ -14,6 +14,8 @@ import { demoAggregatorItem, type AggregatorAccount, type AggregatorItemSeed, ty
  * item's first data is not ready, and `TRANSACTIONS_SYNC_MUTATION_DURING_PAGINATION` when the data
  * changed between two pages. Items can be made to need their login repaired (`ITEM_LOGIN_REQUIRED`,
  * cleared by a link in update mode) and to be rate limited per item (429 `RATE_LIMIT_EXCEEDED`).
+ * `/item/remove` removes an item: its access token is then refused by every endpoint (`ITEM_NOT_FOUND`),
+ * and a second removal, or one with a token the double never issued, answers `ITEM_NOT_FOUND` too.
  */
 
 export type AggregatorRequest = {
@@ -101,6 +103,7 @@ class PlaidFailure extends Error {
 }
 
 const fail = (status: number, error_type: string, error_code: string, error_message: string) => new PlaidFailure(status, { error_type, error_code, error_message, display_message: null });
+const itemNotFound = () => fail(400, 'ITEM_ERROR', 'ITEM_NOT_FOUND', 'the Item you requested cannot be found. This Item does not exist, has been previously removed via /item/remove, or has had access removed by the user.');
 
 export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
   const clientId = options.clientId ?? `client-${randomBytes(6).toString('hex')}`;
@@ -109,6 +112,8 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
   const perMinute = options.perItemPerMinute ?? 100;
   const items = new Map<string, Item>();
   const byAccessToken = new Map<string, Item>();
+  /** Access tokens of removed items, and when each was removed. */
+  const removedTokens = new Map<string, { itemId: string; at: number }>();
   const cursors = new Map<string, CursorState>();
   const links = new Map<string, LinkSession>();
   const publicTokens = new Map<string, string>();
@@ -149,6 +154,7 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     const token = body.access_token;
     if (typeof token !== 'string') throw fail(400, 'INVALID_REQUEST', 'MISSING_FIELDS', 'the following required fields are missing: access_token');
     const item = byAccessToken.get(token);
+    if (!item && removedTokens.has(token)) throw itemNotFound();
     if (!item) throw fail(400, 'INVALID_INPUT', 'INVALID_ACCESS_TOKEN', 'provided access token is in an invalid format. expected format: access-<environment>-<identifier>');
     return item;
   }
@@ -355,6 +361,17 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
         limit(item, url.pathname);
         return send(res, 200, { item: itemView(item), status: { transactions: { last_successful_update: new Date().toISOString(), last_failed_update: null } }, request_id });
       }
+      case '/item/remove': {
+        const token = body.access_token;
+        if (typeof token !== 'string') throw fail(400, 'INVALID_REQUEST', 'MISSING_FIELDS', 'the following required fields are missing: access_token');
+        const item = byAccessToken.get(token);
+        if (!item) throw itemNotFound();
+        limit(item, url.pathname);
+        byAccessToken.delete(token);
+        items.delete(item.itemId);
+        removedTokens.set(token, { itemId: item.itemId, at: Date.now() });
+        return send(res, 200, { request_id });
+      }
       case '/institutions/get_by_id': {
         const institution = [...items.values()].map((item) => item.seed.institution).find((candidate) => candidate.institution_id === body.institution_id);
         if (!institution) throw fail(400, 'INVALID_INPUT', 'INVALID_INSTITUTION', 'invalid institution_id provided');
@@ -412,7 +429,10 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     app: { clientId, secret },
     requests,
     state,
+    /** The items still linked (a removed item is no longer listed). */
     items: () => [...items.values()].map((item) => ({ itemId: item.itemId, accessToken: item.accessToken })),
+    /** The items removed through `/item/remove`, in order, with the access token each was removed with. */
+    removedItems: () => [...removedTokens].map(([accessToken, removed]) => ({ itemId: removed.itemId, accessToken, at: removed.at })),
     /** Completes a hosted link without a browser: the public token and where the browser would be sent. */
     async completeLink(linkToken: string): Promise<{ publicToken: string | null; redirect: string | null }> {
       const session = completeLink(linkToken);

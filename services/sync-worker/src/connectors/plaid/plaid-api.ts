@@ -113,6 +113,9 @@ const LinkSessionsSchema = z.object({
 const ExchangeSchema = z.object({ access_token: Text(512).min(1), item_id: Text(256).min(1) });
 const InstitutionSchema = z.object({ institution: z.object({ institution_id: Text(128), name: Text(500), url: Text(2000).nullish() }) });
 
+/** The aggregator's answers that the item is not (any more) there: a removal has nothing left to do. */
+const ITEM_GONE: ReadonlySet<string> = new Set(['ITEM_NOT_FOUND', 'INVALID_ACCESS_TOKEN']);
+
 /** What an HTTP header value may hold of the application's credentials. */
 const HEADER_SAFE = /^[\x21-\x7e]+$/;
 
@@ -138,7 +141,8 @@ export function createPlaidApi(options: PlaidApiOptions) {
   const base = options.rebaseUrl(link.apiBaseUrls[options.app.environment]).replace(/\/+$/, '');
   const client = createSourceClient({ what: 'the bank aggregator', classifier: plaidClassifier, timeoutMs: options.timeoutMs, signal: options.signal, maxRedirects: 0 });
 
-  async function call<T>(path: string, body: Record<string, unknown>, schema: z.ZodType<T>): Promise<T> {
+  /** `settled` turns an error answer that means the work is already done into a value instead of a throw. */
+  async function call<T>(path: string, body: Record<string, unknown>, schema: z.ZodType<T>, settled?: (error: PlaidError) => T | undefined): Promise<T> {
     if (!HEADER_SAFE.test(options.app.clientId + options.app.clientSecret)) {
       throw new SourceRejectedError('the bank aggregator was not asked: the saved client id or secret is not printable ASCII', 0, 'client id or secret unusable in a header');
     }
@@ -157,6 +161,8 @@ export function createPlaidApi(options: PlaidApiOptions) {
       }));
     } catch (error) {
       const plaidError = failed ? readPlaidError(failed.text) : undefined;
+      const done = plaidError && settled?.(plaidError);
+      if (done !== undefined) return done;
       if (plaidError?.error_code === 'TRANSACTIONS_SYNC_MUTATION_DURING_PAGINATION') throw new SyncMutationError();
       if (plaidError && error instanceof SourceAuthError) throw new SourceAuthError(reasonOf(plaidError));
       throw error;
@@ -204,6 +210,14 @@ export function createPlaidApi(options: PlaidApiOptions) {
     syncPage: (accessToken: string, cursor: string | undefined, count: number) =>
       call('/transactions/sync', { access_token: accessToken, count, ...(cursor ? { cursor } : {}) }, SyncPageSchema),
     holdings: (accessToken: string) => call('/investments/holdings/get', { access_token: accessToken }, HoldingsSchema),
+    /**
+     * Removes the item at the aggregator (its access token stops working there, and billing stops). An
+     * item the aggregator no longer knows (`ITEM_NOT_FOUND`, `INVALID_ACCESS_TOKEN`) is already gone.
+     */
+    removeItem: (accessToken: string): Promise<'removed' | 'already_gone'> =>
+      call('/item/remove', { access_token: accessToken }, z.object({}).transform((): 'removed' | 'already_gone' => 'removed'), (error) =>
+        ITEM_GONE.has(error.error_code) ? 'already_gone' : undefined,
+      ),
   };
 }
 
