@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { CandidatePair, MatchableAccount } from './account-matches-fns.ts';
+import { MatchSideViewSchema } from './account-matches-types.ts';
 
 /** One lock for every reconciliation, so two finance syncs ending together do not race on the same pairs. */
 const RECONCILE_LOCK = sql.fragment`hashtextextended('finance_account_matches', 0)`;
@@ -23,16 +24,8 @@ const sideJson = (c: string, sourceId: string, a: string) => {
     'institutionName', ${col(a, 'institution_name')}, 'name', ${col(a, 'name')}, 'mask', ${col(a, 'mask')})`;
 };
 
-const SideRowSchema = z.object({
-  connectionId: z.string(),
-  connectionName: z.string(),
-  provider: z.string(),
-  sourceId: z.string(),
-  accountId: z.string().nullable(),
-  institutionName: z.string().nullable(),
-  name: z.string().nullable(),
-  mask: z.string().nullable(),
-});
+/** A side as stored; its last 4 is worked out from the name and mask afterwards. */
+const SideRowSchema = MatchSideViewSchema.omit({ lastFour: true });
 export type MatchSideRow = z.infer<typeof SideRowSchema>;
 
 export const MatchRowSchema = z.object({
