@@ -11,6 +11,8 @@ import type { RunningGateway } from '../../services/gateway/src/service.ts';
 import { connectAgent, startTestGateway } from '../../services/gateway/test/gateway-harness.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
+import { signInThroughConsole } from '../support/console-sign-in.ts';
+import { countedToolCalls } from '../support/counted-tool-calls.ts';
 
 /**
  * Issue 17, done when: an agent scripted over the official MCP client answers "what meetings do I have
@@ -26,16 +28,10 @@ let worker: RunningSyncWorker;
 let consoleService: RunningConsole;
 let gateway: RunningGateway;
 let agent: Client;
-let calls = 0;
 
 type Json = Record<string, unknown>;
-const call = async (name: string, args: Json): Promise<Json> => {
-  calls += 1;
-  const answer = (await agent.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ text: string }> };
-  const text = answer.content[0]?.text ?? '';
-  if (answer.isError) throw new Error(`${name} refused: ${text}`);
-  return JSON.parse(text) as Json;
-};
+const tools = countedToolCalls(() => agent);
+const call = (name: string, args: Json) => tools.call(name, args);
 
 /** The tools' own descriptions (tools/list, not a tool call): how a metric's output column is named. */
 let toolsText = '';
@@ -63,22 +59,19 @@ const lastDays = (days: number) => {
 };
 /** One question: get_schema first, then the agent's queries; three calls at most in all. */
 const question = async <T>(ask: () => Promise<T>): Promise<T> => {
-  const before = calls;
+  const before = tools.calls;
   readText = JSON.stringify(await call('get_schema', {}));
   const answer = await ask();
-  expect(calls - before, 'calls for this question').toBeLessThanOrEqual(3);
+  expect(tools.calls - before, 'calls for this question').toBeLessThanOrEqual(3);
   return answer;
 };
 
 async function signIn(provider: 'google' | 'gmail'): Promise<string[]> {
   const saved = await fetch(`${consoleService.address}/api/connect/${provider}/app`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(google.client) });
   expect(saved.status).toBe(204);
-  const start = await fetch(`${consoleService.address}/api/connect/${provider}/start`, { redirect: 'manual' });
-  const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  const consent = await fetch(start.headers.get('location') ?? '', { redirect: 'manual' });
-  const answer = await fetch(consent.headers.get('location') ?? '', { headers: { cookie } });
+  const answer = await signInThroughConsole(consoleService.address, provider);
   expect(answer.status).toBe(200);
-  return ((await answer.json()) as { connections: Array<{ id: string }> }).connections.map((row) => row.id);
+  return (answer.body as { connections: Array<{ id: string }> }).connections.map((row) => row.id);
 }
 
 const utcDay = (offset: number) => new Date(Date.now() + offset * DAY_MS).toISOString().slice(0, 10);

@@ -16,6 +16,7 @@ import type { RunningGateway } from '../../services/gateway/src/service.ts';
 import { connectAgent, startTestGateway } from '../../services/gateway/test/gateway-harness.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
+import { countedToolCalls } from '../support/counted-tool-calls.ts';
 
 /**
  * Issue 20, done when: an agent scripted over the official MCP client, on the demo data, answers six
@@ -33,16 +34,10 @@ let consoleService: RunningConsole;
 let gateway: RunningGateway;
 let agent: Client;
 let hubId: string;
-let calls = 0;
 
 type Json = Record<string, unknown>;
-const call = async (name: string, args: Json): Promise<Json> => {
-  calls += 1;
-  const answer = (await agent.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ text: string }> };
-  const text = answer.content[0]?.text ?? '';
-  if (answer.isError) throw new Error(`${name} refused: ${text}`);
-  return JSON.parse(text) as Json;
-};
+const tools = countedToolCalls(() => agent);
+const call = (name: string, args: Json) => tools.call(name, args);
 
 /** What the agent read at the start; every name it uses must appear in it. */
 let readText = '';
@@ -62,9 +57,9 @@ const lastDays = (days: number) => {
   return `last_${days}_days`;
 };
 const question = async <T>(ask: () => Promise<T>): Promise<T> => {
-  const before = calls;
+  const before = tools.calls;
   const answer = await ask();
-  expect(calls - before, 'calls for this question').toBeLessThanOrEqual(2);
+  expect(tools.calls - before, 'calls for this question').toBeLessThanOrEqual(2);
   return answer;
 };
 

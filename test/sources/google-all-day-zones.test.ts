@@ -12,6 +12,7 @@ import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } f
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
 import { connectAgent } from '../../services/gateway/test/gateway-harness.ts';
+import { signInThroughConsole } from '../support/console-sign-in.ts';
 
 // Issue 17, done when: an all-day event reads back as the same local date in a UTC gateway and a
 // UTC−10 / UTC+14 one. The sync-worker and the gateway run as child processes started with `TZ`, so the
@@ -51,12 +52,9 @@ const stop = (child: Child | undefined) =>
 
 async function signIn() {
   google.state.deniedScopes = [GOOGLE_CONTACTS_SCOPE];
-  const start = await fetch(`${consoleService.address}/api/connect/google/start`, { redirect: 'manual' });
-  const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  const consent = await fetch(start.headers.get('location') ?? '', { redirect: 'manual' });
-  const answer = await fetch(consent.headers.get('location') ?? '', { headers: { cookie } });
+  const answer = await signInThroughConsole(consoleService.address, 'google');
   expect(answer.status).toBe(200);
-  return ((await answer.json()) as { connections: Array<{ id: string }> }).connections[0]?.id ?? '';
+  return (answer.body as { connections: Array<{ id: string }> }).connections[0]?.id ?? '';
 }
 const lastSynced = async () => (await createConnectionQueries(testEnv.db).get(connectionId))?.last_synced_at;
 

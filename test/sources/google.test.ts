@@ -9,6 +9,7 @@ import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
+import { signInThroughConsole, syncThroughConsole } from '../support/console-sign-in.ts';
 
 // Google Calendar and Contacts end to end (issue 17): one Google sign-in through the Console, the
 // sync-worker's exchange and syncs against the local Google, and what the operator's reads return.
@@ -31,20 +32,13 @@ async function read(object: string, where: unknown[] = []): Promise<Row[]> {
 
 async function signIn(denied: string[]) {
   google.state.deniedScopes = denied;
-  const start = await fetch(`${consoleService.address}/api/connect/google/start`, { redirect: 'manual' });
-  expect(start.status).toBe(302);
-  const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  const consent = await fetch(start.headers.get('location') ?? '', { redirect: 'manual' });
-  const answer = await fetch(consent.headers.get('location') ?? '', { headers: { cookie } });
-  return { status: answer.status, body: (await answer.json()) as Record<string, unknown>, authorize: new URL(start.headers.get('location') ?? '') };
+  const signedIn = await signInThroughConsole(consoleService.address, 'google');
+  expect(signedIn.startStatus).toBe(302);
+  return signedIn;
 }
 
 const connection = async (id: string) => createConnectionQueries(testEnv.db).get(id);
-async function syncAndWait(id: string) {
-  const before = (await connection(id))?.last_synced_at;
-  expect((await fetch(`${consoleService.address}/api/connections/${id}/sync`, { method: 'POST' })).status).toBe(202);
-  await waitFor(async () => ((await connection(id))?.last_synced_at !== before ? true : undefined), 15_000, 'the sync');
-}
+const syncAndWait = (id: string) => syncThroughConsole(testEnv.db, consoleService.address, id);
 const byTitle = (rows: Row[], title: string) => rows.filter((row) => row.title === title);
 
 beforeAll(async () => {

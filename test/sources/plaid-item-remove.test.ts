@@ -8,7 +8,7 @@ import { createOriginRebaser } from '@pcg/shared/providers';
 import { blockingConnection } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
 import { startPlaidDouble, startSimplefinDouble, type PlaidDouble, type SimplefinDouble } from '@pcg/testkit/doubles';
-import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
+import { consoleSender, createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
@@ -33,16 +33,7 @@ const consoleLog = createCapturingLogger('console');
 const settings = () => ({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix });
 const BACKOFF_MS = 100;
 
-async function send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const answer = await fetch(`${consoleService.address}${path}`, {
-    method,
-    redirect: 'manual',
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await answer.text();
-  return { status: answer.status, headers: answer.headers, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-}
+const send = consoleSender(() => consoleService.address);
 
 /** Calls the aggregator as its own client would, with the application's credentials. */
 async function askAggregator(path: string, accessToken: string) {

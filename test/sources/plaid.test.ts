@@ -8,7 +8,7 @@ import { createOriginRebaser } from '@pcg/shared/providers';
 import { blockingConnection, openSyncProducer } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
 import { startPlaidDouble, startSimplefinDouble, type PlaidDouble, type SimplefinDouble } from '@pcg/testkit/doubles';
-import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
+import { consoleSender, createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
@@ -33,16 +33,7 @@ const settings = () => ({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.red
 /** Small pages, so a sync of the demo bank takes several `/transactions/sync` calls. */
 const PAGE_SIZE = 2;
 
-async function send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const answer = await fetch(`${consoleService.address}${path}`, {
-    method,
-    redirect: 'manual',
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await answer.text();
-  return { status: answer.status, headers: answer.headers, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-}
+const send = consoleSender(() => consoleService.address);
 const rowsOf = async (object: string, connectionId: string) =>
   ((await send('POST', '/api/data/finance', { object, where: [{ field: 'connection_id', op: 'eq', value: connectionId }], limit: 200 })).body as { rows: Array<Record<string, unknown>> }).rows;
 /** Rows a connection stored, merged duplicates included (the read path shows a merged account once). */

@@ -10,6 +10,7 @@ import { startConsole, type RunningConsole } from '../../services/console/src/se
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
 import { WHOOP_OVERLAP_MS } from '../../services/sync-worker/src/connectors/whoop/whoop-connector.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
+import { signInThroughConsole, syncThroughConsole } from '../support/console-sign-in.ts';
 
 // The WHOOP-style wearable end to end (issue 17): the Console's sign-in, the sync-worker's exchange,
 // syncs and token refresh against the local double, and what the operator's reads then return.
@@ -34,20 +35,13 @@ async function read(object: string, where: unknown[] = []): Promise<Rows['rows']
 
 async function signIn(granted: string[]) {
   whoop.state.grantedScopes = granted;
-  const start = await fetch(`${consoleService.address}/api/connect/whoop/start`, { redirect: 'manual' });
-  expect(start.status).toBe(302);
-  const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  const consent = await fetch(start.headers.get('location') ?? '', { redirect: 'manual' });
-  const answer = await fetch(consent.headers.get('location') ?? '', { headers: { cookie } });
-  return { status: answer.status, body: (await answer.json()) as Record<string, unknown>, authorize: new URL(start.headers.get('location') ?? '') };
+  const signedIn = await signInThroughConsole(consoleService.address, 'whoop');
+  expect(signedIn.startStatus).toBe(302);
+  return signedIn;
 }
 
 const connection = async (id: string) => createConnectionQueries(testEnv.db).get(id);
-async function syncAndWait(id: string) {
-  const before = (await connection(id))?.last_synced_at;
-  expect((await fetch(`${consoleService.address}/api/connections/${id}/sync`, { method: 'POST' })).status).toBe(202);
-  await waitFor(async () => ((await connection(id))?.last_synced_at !== before ? true : undefined), 15_000, 'the sync');
-}
+const syncAndWait = (id: string) => syncThroughConsole(testEnv.db, consoleService.address, id);
 
 beforeAll(async () => {
   whoop = await startWhoopDouble({ days: 10 });

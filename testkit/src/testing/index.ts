@@ -1,2 +1,3 @@
 export * from './test-environment.ts';
 export * from './fixtures.ts';
+export * from './console-client.ts';

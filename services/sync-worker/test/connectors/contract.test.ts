@@ -165,13 +165,18 @@ async function syncNow(id: string): Promise<Job> {
 const result = (job: Job) => job.returnvalue as SyncJobResult;
 const scheduled = async (id: string) => (await producer.schedules()).some((entry) => entry.connectionId === id);
 
+/** Schedules a connection every `minutes` and waits for its first sync to be recorded and the queue to be idle. */
+async function scheduleFirstSync(id: string, minutes: number): Promise<void> {
+  await producer.schedule(id, minutes);
+  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+}
+
 /** A hub double with a connection that has had its first (full) sync and is scheduled. */
 async function syncedHub(): Promise<{ hub: HomeAssistantDouble; id: string }> {
   const hub = await startHomeAssistantDouble();
   doubles.push(hub);
   const id = await insertHubConnection(testEnv.db, { baseUrl: hub.url, token: hub.token });
-  await producer.schedule(id, 15);
-  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  await scheduleFirstSync(id, 15);
   return { hub, id };
 }
 
@@ -275,8 +280,7 @@ async function syncedGraph(): Promise<{ id: string; eventIds: string[] }> {
     return id;
   });
   const id = await insertGraphConnection(testEnv.db, graph, 'calendar');
-  await producer.schedule(id, 15);
-  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  await scheduleFirstSync(id, 15);
   return { id, eventIds };
 }
 const calendarIds = async (id: string) =>
@@ -372,8 +376,7 @@ async function syncedBridge(): Promise<{ bridge: SimplefinDouble; id: string }> 
   const bridge = await startSimplefinDouble();
   doubles.push(bridge);
   const id = await insertBridgeConnection(testEnv.db, bridge.issueSetupToken());
-  await producer.schedule(id, 360);
-  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  await scheduleFirstSync(id, 360);
   await bridgeAskedLongAgo(testEnv.db, id);
   return { bridge, id };
 }
@@ -452,8 +455,7 @@ const SIMPLEFIN: Subject = {
 /** A wearable connection that has had its first (full) sync and is scheduled. */
 async function syncedWhoop(): Promise<string> {
   const id = await insertOAuthConnection(testEnv.db, { provider: 'whoop', sector: 'health', authorizeUrl: `${whoop.url}/oauth/oauth2/auth`, tokenUrl: `${whoop.url}/oauth/oauth2/token`, client: whoop.client });
-  await producer.schedule(id, 60);
-  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  await scheduleFirstSync(id, 60);
   return id;
 }
 
@@ -520,14 +522,37 @@ const WHOOP: Subject = {
   },
 };
 
+/** Google's OAuth cases, the same for the calendar-and-contacts sign-in and Gmail's: one token server, refresh tokens that do not rotate. */
+function googleTokenCases(synced: () => Promise<string>): Pick<Subject['cases'], '401 → refresh → success' | 'refresh refused → needs sign-in'> {
+  return {
+    '401 → refresh → success': async () => {
+      const id = await synced();
+      const before = google.state.refreshes;
+      google.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(google.state.refreshes).toBe(before + 1);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    'refresh refused → needs sign-in': async () => {
+      const id = await synced();
+      google.revokeGrant();
+      google.expireAccessTokens();
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('failed');
+      expect((await connectionState(testEnv.db, id)).status).toBe('needs_sign_in');
+      expect(await scheduled(id)).toBe(false);
+    },
+  };
+}
+
 /** A Google calendar connection that has had its first (full) sync and is scheduled. */
 async function googleCalendar(): Promise<string> {
   return insertOAuthConnection(testEnv.db, { provider: 'google', sector: 'calendar', authorizeUrl: `${google.url}/o/oauth2/v2/auth`, tokenUrl: `${google.url}/token`, client: google.client, scopes: GOOGLE_PROVIDER.oauth?.scopes });
 }
 async function syncedGoogle(): Promise<string> {
   const id = await googleCalendar();
-  await producer.schedule(id, 60);
-  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  await scheduleFirstSync(id, 60);
   return id;
 }
 
@@ -555,24 +580,7 @@ const GOOGLE: Subject = {
       google.calendar.cancel(added?.id ?? '');
       expect(result(await syncNow(id))).toMatchObject({ mode: 'incremental', removed: 1 });
     },
-    '401 → refresh → success': async () => {
-      const id = await syncedGoogle();
-      const before = google.state.refreshes;
-      google.expireAccessTokens();
-      const job = await syncNow(id);
-      expect(await job.getState()).toBe('completed');
-      expect(google.state.refreshes).toBe(before + 1);
-      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
-    },
-    'refresh refused → needs sign-in': async () => {
-      const id = await syncedGoogle();
-      google.revokeGrant();
-      google.expireAccessTokens();
-      const job = await syncNow(id);
-      expect(await job.getState()).toBe('failed');
-      expect((await connectionState(testEnv.db, id)).status).toBe('needs_sign_in');
-      expect(await scheduled(id)).toBe(false);
-    },
+    ...googleTokenCases(syncedGoogle),
     '403 quota → rate limited and still scheduled': async () => {
       const id = await syncedGoogle();
       google.failNext('/calendar/v3/calendars/', 403, { reason: 'userRateLimitExceeded', headers: { 'retry-after': '1' } });
@@ -614,8 +622,7 @@ async function gmailConnection(): Promise<string> {
 }
 async function syncedGmail(): Promise<string> {
   const id = await gmailConnection();
-  await producer.schedule(id, 60);
-  await waitFor(async () => ((await connectionState(testEnv.db, id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  await scheduleFirstSync(id, 60);
   return id;
 }
 const mailIds = async (id: string) => (await testEnv.db.anyFirst(sql.unsafe`SELECT source_id FROM mail_messages WHERE connection_id = ${id}::uuid ORDER BY source_id`)) as string[];
@@ -646,24 +653,7 @@ const GMAIL: Subject = {
       expect(result(await syncNow(id))).toMatchObject({ mode: 'incremental', written: 0, removed: 1 });
       expect(await mailIds(id)).not.toContain(first);
     },
-    '401 → refresh → success': async () => {
-      const id = await syncedGmail();
-      const before = google.state.refreshes;
-      google.expireAccessTokens();
-      const job = await syncNow(id);
-      expect(await job.getState()).toBe('completed');
-      expect(google.state.refreshes).toBe(before + 1);
-      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
-    },
-    'refresh refused → needs sign-in': async () => {
-      const id = await syncedGmail();
-      google.revokeGrant();
-      google.expireAccessTokens();
-      const job = await syncNow(id);
-      expect(await job.getState()).toBe('failed');
-      expect((await connectionState(testEnv.db, id)).status).toBe('needs_sign_in');
-      expect(await scheduled(id)).toBe(false);
-    },
+    ...googleTokenCases(syncedGmail),
     '403 quota → rate limited and still scheduled': async () => {
       const id = await syncedGmail();
       google.failNext('/gmail/v1/users/me/history', 403, { reason: 'userRateLimitExceeded', headers: { 'retry-after': '1' } });
@@ -704,8 +694,7 @@ const GMAIL: Subject = {
 /** An aggregator item with a scheduled connection that has had its first (full) sync. */
 async function syncedAggregator(): Promise<{ id: string; itemId: string }> {
   const linked = await insertPlaidConnection(testEnv.db, aggregator);
-  await producer.schedule(linked.id, 240);
-  await waitFor(async () => ((await connectionState(testEnv.db, linked.id)).last_synced_at && (await queue.getActiveCount()) === 0 ? true : undefined), 10_000, 'the first sync');
+  await scheduleFirstSync(linked.id, 240);
   return linked;
 }
 const plaidTransactionIds = async (id: string) => (await transactionRows(testEnv.db, id)).map((row) => row.source_id);
