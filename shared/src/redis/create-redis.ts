@@ -10,7 +10,7 @@ export type RedisSettings = {
  * - `commands`: ordinary producer commands; keys are prefixed by ioredis, and a command fails fast
  *   when Redis is away instead of piling up (design: producers never block a response path).
  * - `subscriber`: a dedicated pub/sub connection (a subscribed ioredis client can run nothing else);
- *   channel names are built with `prefixed()`.
+ *   channel names are built with `prefixed()`; subscribe through `keepSubscribed`, which renews it.
  * - `bullmq`: for BullMQ queues and workers, which refuse an ioredis `keyPrefix` and take the prefix
  *   through their own `prefix` option (`bullmqPrefix()`); blocking commands need unlimited retries.
  */
@@ -35,7 +35,8 @@ export function redisOptions(settings: RedisSettings, purpose: RedisPurpose, con
     case 'commands':
       return { ...base, keyPrefix: settings.REDIS_PREFIX, maxRetriesPerRequest: 1, enableOfflineQueue: true };
     case 'subscriber':
-      return { ...base, maxRetriesPerRequest: null };
+      // Re-subscribed by `keepSubscribed`, whose SUBSCRIBE after a reconnect has its rejection handled.
+      return { ...base, maxRetriesPerRequest: null, autoResubscribe: false };
     case 'bullmq':
       return { ...base, maxRetriesPerRequest: null };
   }

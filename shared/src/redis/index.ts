@@ -1,1 +1,2 @@
 export * from './create-redis.ts';
+export * from './keep-subscribed.ts';

@@ -1,6 +1,6 @@
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '@pcg/shared/logger';
-import { createRedis, type RedisSettings } from '@pcg/shared/redis';
+import { createRedis, keepSubscribed, type RedisSettings } from '@pcg/shared/redis';
 import { createSettingsQueries, parseSettingsEvent, settingsEventsChannel } from '@pcg/shared/settings';
 import { bridgeEndpoints, type BridgeEndpoints } from './bridge-endpoints.ts';
 
@@ -30,19 +30,18 @@ export async function openBridgeSwitch(deps: { db: DatabasePool; settings: Redis
   const reloadLogged = () => reload().catch((error: unknown) => deps.log.error({ err: error }, 'reading the public origin failed'));
 
   const subscriber = createRedis(deps.settings, 'subscriber', 'gateway-settings-events');
-  let connectedBefore = false;
   subscriber.on('error', (error: Error) => deps.log.warn({ err: error }, 'settings events connection error'));
-  subscriber.on('ready', () => {
-    if (connectedBefore) void reloadLogged();
-    connectedBefore = true;
-  });
   subscriber.on('message', (_channel: string, message: string) => {
     if (parseSettingsEvent(message)) void reloadLogged();
     else deps.log.warn('ignored a malformed settings event');
   });
   // Subscribed before the first read, so a change saved in between is not missed.
   try {
-    await subscriber.subscribe(settingsEventsChannel(deps.settings));
+    // After a reconnect, read again once subscribed: a change saved while Redis was away was announced to no one.
+    await keepSubscribed(subscriber, settingsEventsChannel(deps.settings), {
+      onResubscribed: () => void reloadLogged(),
+      onError: (error) => deps.log.warn({ err: error }, 'settings events subscription failed'),
+    });
     await reload();
   } catch (error) {
     subscriber.disconnect();

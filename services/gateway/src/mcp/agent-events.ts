@@ -1,7 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import { agentEventsChannel, createAgentQueries, parseAgentEvent } from '@pcg/shared/grants';
 import type { Logger } from '@pcg/shared/logger';
-import { createRedis, type Redis, type RedisSettings } from '@pcg/shared/redis';
+import { createRedis, keepSubscribed, type Redis, type RedisSettings } from '@pcg/shared/redis';
 import { findEndedBridgeCredentials } from '../bridge/access-tokens.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
@@ -218,15 +218,6 @@ export async function listenForAgentEvents(deps: AgentEventsDeps) {
       poll.settle();
     },
   });
-  subscriber.on('ready', () => {
-    if (!poll.active) return;
-    // The last check runs once the subscription is acknowledged, so no change can fall between the two;
-    // until then (or if that check fails) the poll goes on.
-    subscriber.subscribe(channel).then(
-      () => poll.settle(),
-      (error: unknown) => log.warn({ err: error }, 'agent events subscription failed'),
-    );
-  });
   subscriber.on('message', (_channel: string, message: string) => {
     const event = parseAgentEvent(message);
     if (!event) {
@@ -235,7 +226,14 @@ export async function listenForAgentEvents(deps: AgentEventsDeps) {
     }
     void registry.endAgent(event.agent, `agent ${event.kind}`);
   });
-  await subscriber.subscribe(channel);
+  await keepSubscribed(subscriber, channel, {
+    // The last check runs once the subscription is acknowledged, so no change can fall between the two;
+    // until then (or if that check fails) the poll goes on.
+    onResubscribed: () => {
+      if (poll.active) poll.settle();
+    },
+    onError: (error) => log.warn({ err: error }, 'agent events subscription failed'),
+  });
   return {
     async close() {
       closing = true;
