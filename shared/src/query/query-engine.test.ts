@@ -109,6 +109,21 @@ describe('query results and paging', () => {
     expect(row?.synced_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
+  it('serves each select list and order its own columns, past the number of select lists kept built', async () => {
+    const names = ['amount', 'posted_on', 'currency', 'description', 'merchant_name', 'category', 'pending', 'source_id', 'synced_at'];
+    const lists = names.flatMap((first, i) => names.slice(i + 1).flatMap((second) => [[first, second], [second, first]]));
+    expect(lists.length).toBeGreaterThan(64);
+    for (const [index, select] of [...lists, ...lists.slice(0, 3)].entries()) {
+      const order_by = [{ field: select[index % 2] as string, direction: index % 3 === 0 ? 'desc' : 'asc' }];
+      const page = await q({ select, order_by, limit: 3 });
+      expect(Object.keys(page.rows[0] ?? {})).toEqual(['id', ...select]);
+      // The cursor comes from the order's own columns: the next page continues this order.
+      const next = await q({ select, order_by, limit: 3, cursor: page.next_cursor });
+      const both = await q({ select, order_by, limit: 6 });
+      expect([...page.rows, ...next.rows]).toEqual(both.rows);
+    }
+  });
+
   it('caps limit at 200 and defaults to 50', async () => {
     expect((await q({})).row_count).toBe(50);
     expect((await q({ select: ['source_id'], limit: 5000 })).row_count).toBe(TOTAL);

@@ -7,7 +7,33 @@ import { visibleRowsSql } from './query-visible.ts';
 
 type Fragment = FragmentSqlToken | ListSqlToken;
 
-const column = (fieldDef: FieldDef): Fragment => (fieldDef.computed ? computedSql(fieldDef.computed) : sql.fragment`${sql.identifier([columnOf(fieldDef)])}`);
+/**
+ * The SQL that depends only on a catalogue field or object, built once per process: the catalogue's
+ * definitions live as long as the process, and building a page's SQL token by token showed as the
+ * largest share of a query call's own CPU under load. Slonik tokens are immutable, so one may be embedded
+ * in any number of queries.
+ */
+function builtOncePer<K extends object, V>(build: (key: K) => V): (key: K) => V {
+  const built = new WeakMap<K, V>();
+  return (key) => {
+    let value = built.get(key);
+    if (value === undefined) {
+      value = build(key);
+      built.set(key, value);
+    }
+    return value;
+  };
+}
+
+const column = builtOncePer((fieldDef: FieldDef): FragmentSqlToken =>
+  fieldDef.computed ? computedSql(fieldDef.computed) : sql.fragment`${sql.identifier([columnOf(fieldDef)])}`,
+);
+const selectedColumn = builtOncePer((fieldDef: FieldDef) => sql.fragment`${column(fieldDef)} AS ${sql.identifier([fieldDef.name])}`);
+const ordering = builtOncePer((fieldDef: FieldDef) => ({
+  asc: sql.fragment`${column(fieldDef)} ASC NULLS LAST`,
+  desc: sql.fragment`${column(fieldDef)} DESC NULLS LAST`,
+}));
+const tableOf = builtOncePer((object: QueryPlan['object']) => sql.fragment`${sql.identifier([object.table])}`);
 const typed = (fieldDef: FieldDef, value: unknown) =>
   sql.fragment`${value as string | number | boolean | null}::${SQL_TYPES[fieldDef.type === 'string[]' ? 'string' : fieldDef.type]}`;
 const anyOf = (fieldDef: FieldDef, values: unknown[]) =>
@@ -96,10 +122,12 @@ export function filterSql({ field, op, value, range, spanEnd }: FilterPlan): Fra
   }
 }
 
+const COMMA = sql.fragment`, `;
+
 function orderSql(order: readonly OrderPlan[]): Fragment {
   return sql.join(
-    order.map(({ field, direction }) => (direction === 'asc' ? sql.fragment`${column(field)} ASC NULLS LAST` : sql.fragment`${column(field)} DESC NULLS LAST`)),
-    sql.fragment`, `,
+    order.map(({ field, direction }) => ordering(field)[direction]),
+    COMMA,
   );
 }
 
@@ -111,8 +139,8 @@ function orderSql(order: readonly OrderPlan[]): Fragment {
 export function afterCursorSql(order: readonly OrderPlan[], values: CursorValues): Fragment {
   const sameDirection = order.every((entry) => entry.direction === order[0]?.direction);
   if (sameDirection && order.every((entry) => !entry.field.nullable)) {
-    const left = sql.join(order.map((entry) => column(entry.field)), sql.fragment`, `);
-    const right = sql.join(order.map((entry, i) => typed(entry.field, values[i])), sql.fragment`, `);
+    const left = sql.join(order.map((entry) => column(entry.field)), COMMA);
+    const right = sql.join(order.map((entry, i) => typed(entry.field, values[i])), COMMA);
     return order[0]?.direction === 'desc' ? sql.fragment`(${left}) < (${right})` : sql.fragment`(${left}) > (${right})`;
   }
   let condition: Fragment = sql.fragment`FALSE`;
@@ -139,6 +167,34 @@ function whereSql(plan: QueryPlan, conditions: readonly Fragment[]): Fragment {
 /** The alias of the i-th order column's exact text in a page row (not a field name: it has a colon). */
 export const cursorColumn = (i: number) => `cursor:${i}`;
 
+/** The i-th order column's exact text, under its cursor alias. */
+const cursorKey = builtOncePer((fieldDef: FieldDef) => {
+  const byPlace: FragmentSqlToken[] = [];
+  return (i: number) => (byPlace[i] ??= sql.fragment`${column(fieldDef)}::text AS ${sql.identifier([cursorColumn(i)])}`);
+});
+
+/** Distinct select lists kept per object; past this many, the oldest is built again when next used. */
+const SELECT_LISTS_KEPT = 64;
+
+/**
+ * A page's select list (the fields, then the order columns' text) as one token, built once per list:
+ * a list of tokens is rendered member by member every time it is embedded.
+ */
+const selectLists = builtOncePer((_object: QueryPlan['object']) => new Map<string, FragmentSqlToken>());
+
+function selectListSql(plan: QueryPlan): FragmentSqlToken {
+  const lists = selectLists(plan.object);
+  const name = `${plan.select.map((f) => f.name).join(',')}|${plan.order.map((entry) => entry.field.name).join(',')}`;
+  let list = lists.get(name);
+  if (list === undefined) {
+    const keys = plan.order.map(({ field }, i) => cursorKey(field)(i));
+    list = sql.fragment`${sql.join([...plan.select.map(selectedColumn), ...keys], COMMA)}`;
+    if (lists.size >= SELECT_LISTS_KEPT) lists.delete(lists.keys().next().value as string);
+    lists.set(name, list);
+  }
+  return list;
+}
+
 /**
  * The page query: selected fields, filters, the cursor bound, and one row past the limit. Beside the
  * row come the order columns as Postgres's own text (`col::text`), because the served value is not
@@ -148,11 +204,9 @@ export const cursorColumn = (i: number) => `cursor:${i}`;
 export function pageSql(plan: QueryPlan, cursorValues?: CursorValues) {
   const conditions = plan.filters.map(filterSql);
   if (cursorValues) conditions.push(afterCursorSql(plan.order, cursorValues));
-  const selected = plan.select.map((f) => sql.fragment`${column(f)} AS ${sql.identifier([f.name])}`);
-  const keys = plan.order.map(({ field }, i) => sql.fragment`${column(field)}::text AS ${sql.identifier([cursorColumn(i)])}`);
   return sql.fragment`
-    SELECT ${sql.join([...selected, ...keys], sql.fragment`, `)}
-    FROM ${sql.identifier([plan.object.table])}
+    SELECT ${selectListSql(plan)}
+    FROM ${tableOf(plan.object)}
     WHERE ${whereSql(plan, conditions)}
     ORDER BY ${orderSql(plan.order)}
     LIMIT ${plan.limit + 1}`;
@@ -191,16 +245,16 @@ export function aggregateSql(plan: QueryPlan, aggregate: AggregatePlan, cursorVa
   const groups = aggregate.groupBy.map((group) => sql.fragment`${groupSql(group, aggregate.zone)} AS ${sql.identifier([group.alias])}`);
   const metrics = aggregate.metrics.map((m) => sql.fragment`${metricSql(m)} AS ${sql.identifier([m.alias])}`);
   // By output name: a bucket's expression holds parameters, and a repeated expression would bind new ones.
-  const grouping = aggregate.groupBy.length === 0 ? sql.fragment`` : sql.fragment`GROUP BY ${sql.join(aggregate.groupBy.map((g) => sql.identifier([g.alias])), sql.fragment`, `)}`;
+  const grouping = aggregate.groupBy.length === 0 ? sql.fragment`` : sql.fragment`GROUP BY ${sql.join(aggregate.groupBy.map((g) => sql.identifier([g.alias])), COMMA)}`;
   const outputs = [...aggregate.groupBy.map((g) => g.alias), ...aggregate.metrics.map((m) => m.alias)].map((alias) => sql.identifier(['g', alias]));
-  const keys = aggregate.order.map(({ field }, i) => sql.fragment`${column(field)}::text AS ${sql.identifier([cursorColumn(i)])}`);
+  const keys = aggregate.order.map(({ field }, i) => cursorKey(field)(i));
   const bound = cursorValues ? afterCursorSql(aggregate.order, cursorValues) : sql.fragment`TRUE`;
   const ordering = aggregate.order.length === 0 ? sql.fragment`` : sql.fragment`ORDER BY ${orderSql(aggregate.order)}`;
   return sql.fragment`
-    SELECT ${sql.join([...outputs, ...keys], sql.fragment`, `)}
+    SELECT ${sql.join([...outputs, ...keys], COMMA)}
     FROM (
-      SELECT ${sql.join([...groups, ...metrics], sql.fragment`, `)}
-      FROM ${sql.identifier([plan.object.table])}
+      SELECT ${sql.join([...groups, ...metrics], COMMA)}
+      FROM ${tableOf(plan.object)}
       WHERE ${whereSql(plan, plan.filters.map(filterSql))}
       ${grouping}
     ) AS g

@@ -13,6 +13,18 @@ const MERGED_IDS = sql.fragment`ARRAY(SELECT merged.id FROM finance_merged_accou
  * merged account appears once and none of its transactions counts twice. TRUE for other objects.
  */
 export function visibleRowsSql(object: ObjectDef): FragmentSqlToken {
+  let built = visibleRows.get(object);
+  if (built === undefined) {
+    built = buildVisibleRowsSql(object);
+    visibleRows.set(object, built);
+  }
+  return built;
+}
+
+/** Per object, built once: it depends on the catalogue alone. */
+const visibleRows = new WeakMap<ObjectDef, FragmentSqlToken>();
+
+function buildVisibleRowsSql(object: ObjectDef): FragmentSqlToken {
   const self = (column: string) => sql.identifier([object.table, column]);
   switch (object.hidesMerged) {
     case 'account':
