@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { QueryError } from './query-errors.ts';
 import type { QueryPlan } from './query-plan.ts';
@@ -27,7 +27,7 @@ export function queryShape(plan: QueryPlan): string {
       z: plan.aggregate.groupBy.some((group) => group.bucket) ? plan.aggregate.zone : undefined,
     },
   };
-  return createHash('sha256').update(JSON.stringify(shape)).digest('base64url').slice(0, 22);
+  return hash('sha256', JSON.stringify(shape), 'base64url').slice(0, 22);
 }
 
 /** The order columns of the last row of the previous page, as Postgres's text of each (null when missing). */
