@@ -1,0 +1,49 @@
+import { sql } from 'slonik';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { findObject, type ObjectDef } from '../sectors/index.ts';
+import { useTestEnvironment } from '@pcg/testkit/testing';
+import { QueryInputSchema } from './query-input.ts';
+import { planQuery } from './query-plan.ts';
+import { pageSql } from './query-sql.ts';
+
+// The large cache objects have an index matching their natural order (migration cache-order-indexes),
+// so a page is read off the index and stops once it is full. With sorting disabled, Postgres still
+// sorts when no index gives the order: a Sort node in the plan means the index does not serve it.
+const testEnv = useTestEnvironment();
+
+type PlanNode = { 'Node Type': string; 'Index Name'?: string; Plans?: PlanNode[] };
+
+function nodesOf(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+}
+
+async function pagePlan(input: Record<string, unknown>): Promise<PlanNode[]> {
+  const object = findObject(input.object as string) as ObjectDef;
+  const page = pageSql(planQuery(object, QueryInputSchema.parse(input)));
+  return testEnv.db.transaction(async (tx) => {
+    await tx.query(sql.unsafe`SET LOCAL enable_sort = off`);
+    const [row] = await tx.any(sql.type(z.object({ 'QUERY PLAN': z.array(z.object({ Plan: z.custom<PlanNode>() })) }))`EXPLAIN (FORMAT JSON) ${page}`);
+    return nodesOf(row?.['QUERY PLAN'][0]?.Plan as PlanNode);
+  });
+}
+
+describe('pages in the natural order are read off the order index, with no sort', () => {
+  it.each([
+    ['finance.transaction', 'finance_transactions_posted_idx'],
+    ['health.sample', 'health_samples_start_idx'],
+    ['mail.message', 'mail_messages_received_idx'],
+    ['calendar.event', 'calendar_events_start_idx'],
+  ])('%s', async (object, index) => {
+    const nodes = await pagePlan({ object, limit: 20 });
+    expect(nodes.map((node) => node['Node Type'])).not.toContain('Sort');
+    expect(nodes.map((node) => node['Node Type'])).not.toContain('Incremental Sort');
+    expect(nodes.map((node) => node['Index Name'])).toContain(index);
+  });
+
+  it('also with a filter the index does not cover', async () => {
+    const nodes = await pagePlan({ object: 'finance.transaction', where: [{ field: 'category', op: 'eq', value: 'dining' }], limit: 20 });
+    expect(nodes.map((node) => node['Node Type'])).not.toContain('Incremental Sort');
+    expect(nodes.map((node) => node['Index Name'])).toContain('finance_transactions_posted_idx');
+  });
+});
