@@ -18,6 +18,7 @@ import { CROSS_SITE_REFUSED } from '../../services/console/src/web/cross-site.ts
 import { CONSOLE_CSP } from '../../services/console/src/web/security-headers.ts';
 import { LEDGER_CSV_HEADERS, RETRY_GUIDANCE } from '../../services/console/web/texts.ts';
 import { launchChromium, screenshot, watch, type Watched } from './browser.ts';
+import { allStarted } from '../support/all-started.ts';
 import { launchStack, type LaunchedStack } from './launched-stack.ts';
 
 const HOSTILE = ['<img src=x onerror=alert(1)>', '"><script>alert(2)</script>', "'><svg onload=alert(3)>"] as const;
@@ -28,10 +29,12 @@ let browser: { context: BrowserContext; close(): Promise<void> };
 let db: pg.Client;
 
 beforeAll(async () => {
-  [stack, hub, browser] = await Promise.all([
-    launchStack('console'),
-    startHomeAssistantDouble({ entities: [...DEMO_ENTITIES, { entity_id: 'sensor.hostile', state: HOSTILE[0], attributes: { friendly_name: HOSTILE[1], note: HOSTILE[2] } }] }),
-    launchChromium(),
+  await allStarted([
+    launchStack('console').then((started) => (stack = started)),
+    startHomeAssistantDouble({ entities: [...DEMO_ENTITIES, { entity_id: 'sensor.hostile', state: HOSTILE[0], attributes: { friendly_name: HOSTILE[1], note: HOSTILE[2] } }] }).then(
+      (started) => (hub = started),
+    ),
+    launchChromium().then((started) => (browser = started)),
   ]);
   await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.consoleUrl });
   db = new pg.Client({ connectionString: stack.databaseUrl });

@@ -11,6 +11,7 @@ import { readAuditQueueDepth } from '@pcg/shared/audit';
 import { bullmqPrefix, createRedis } from '@pcg/shared/redis';
 import { seedDemo } from '../../scripts/demo/seed.ts';
 import { launchStack, type LaunchedStack } from '../e2e/launched-stack.ts';
+import { allStarted } from '../support/all-started.ts';
 import { startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from '../support/own-stores.ts';
 import { servicePid } from './stack-processes.ts';
 import { startSteadyLoad, type SteadyLoad } from './steady-load.ts';
@@ -136,7 +137,11 @@ async function servedAgainAfter(since: number): Promise<number> {
 }
 
 beforeAll(async () => {
-  [redis, postgres, hub] = await Promise.all([startOwnRedis(), startOwnPostgres(), startHomeAssistantDouble()]);
+  await allStarted([
+    startOwnRedis().then((started) => (redis = started)),
+    startOwnPostgres().then((started) => (postgres = started)),
+    startHomeAssistantDouble().then((started) => (hub = started)),
+  ]);
   const db = await openDatabase(postgres.databaseUrl);
   await seedDemo(db);
   await db.end();
