@@ -4,7 +4,7 @@ import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit
 import { createAuditProducer } from './audit-producer.ts';
 import { sql } from '../db/index.ts';
 import { readAuditDrops } from './audit-drops.ts';
-import { AUDIT_QUEUE_KEY, takeAuditBatch } from './audit-queue.ts';
+import { AUDIT_QUEUE_KEY, auditProducerKey, pushAuditBatch, takeAuditBatch } from './audit-queue.ts';
 import { AUDIT_LOG_LINES, QueuedAuditRowSchema, type AuditEvent } from './audit-types.ts';
 
 const testEnv = useTestEnvironment();
@@ -126,5 +126,20 @@ describe('the audit producer', () => {
     expect(producer.stats()).toMatchObject({ queued: 0, invalid: 2 });
     expect(messages(lines()).filter((msg) => msg === '[audit] event rejected — dropped')).toHaveLength(2);
     expect(await testEnv.redis.llen(AUDIT_QUEUE_KEY)).toBe(0);
+  });
+});
+
+describe('pushAuditBatch', () => {
+  const row = (name: string) => JSON.stringify({ requestId: name });
+  const queued = async () => (await takeAuditBatch(testEnv.redis, 100)).map((entry) => JSON.parse(entry) as { requestId: string; producer: string; seq: number });
+
+  it('numbers each row it queues, skips the rows an earlier send of the batch queued, and refuses past capacity', async () => {
+    const producerId = 'p-resend';
+    await testEnv.redis.del(auditProducerKey(producerId));
+    expect(await pushAuditBatch(testEnv.redis, { producerId, firstSeq: 1, rows: ['a', 'b', 'c'].map(row), capacity: 6 })).toEqual({ already: 0, queued: 3, refused: 0 });
+    // The answer was lost: the batch goes again, grown by two rows, from the same first number.
+    expect(await pushAuditBatch(testEnv.redis, { producerId, firstSeq: 1, rows: ['a', 'b', 'c', 'd', 'e'].map(row), capacity: 6 })).toEqual({ already: 3, queued: 2, refused: 0 });
+    expect(await pushAuditBatch(testEnv.redis, { producerId, firstSeq: 6, rows: ['f', 'g'].map(row), capacity: 6 })).toEqual({ already: 0, queued: 1, refused: 1 });
+    expect(await queued()).toEqual(['a', 'b', 'c', 'd', 'e', 'f'].map((name, index) => ({ requestId: name, producer: producerId, seq: index + 1 })));
   });
 });

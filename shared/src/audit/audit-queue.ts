@@ -12,33 +12,28 @@ export const auditProducerKey = (producerId: string) => `audit:producer:${produc
  * numbers each row it queues with the producer's next sequence number (the numbers are contiguous per
  * producer, so the writer can tell rows lost with Redis's data from rows never queued).
  * A batch whose answer was lost may be sent again with the same first number: the rows Redis already
- * took are skipped, so no row is queued twice.
- * KEYS: queue, producer key. ARGV: capacity, producer id, first sequence number, the rows (JSON objects).
+ * took are skipped, so no row is queued twice. Each entry arrives with its producer and number already
+ * written in (by `pushAuditBatch`): rebuilding every row's string in Lua cost Redis about 11 µs a row.
+ * KEYS: queue, producer key. ARGV: capacity, first sequence number, the entries (JSON objects).
  * Returns { already queued by an earlier send, queued now, refused for lack of room }.
  */
 const PUSH_BATCH_LUA = `
-local first = tonumber(ARGV[3])
-local count = #ARGV - 3
+local first = tonumber(ARGV[2])
+local count = #ARGV - 2
 local last = tonumber(redis.call('GET', KEYS[2]) or '0')
 local already = 0
 if last >= first then already = math.min(last - first + 1, count) end
 local room = tonumber(ARGV[1]) - redis.call('LLEN', KEYS[1])
 local take = math.max(0, math.min(room, count - already))
 if take > 0 then
-  local entries = {}
-  for i = 1, take do
-    local index = already + i
-    local row = ARGV[3 + index]
-    entries[i] = string.sub(row, 1, -2) .. ',"producer":"' .. ARGV[2] .. '","seq":' .. string.format('%d', first + index - 1) .. '}'
-  end
-  redis.call('RPUSH', KEYS[1], unpack(entries))
+  redis.call('RPUSH', KEYS[1], unpack(ARGV, 3 + already, 2 + already + take))
   redis.call('SET', KEYS[2], string.format('%d', first + already + take - 1), 'EX', 86400)
 end
 return { already, take, count - already - take }
 `;
 
 type AuditRedis = Redis & {
-  pcgAuditPushBatch(queueKey: string, producerKey: string, capacity: string, producerId: string, firstSeq: string, ...rows: string[]): Promise<number[]>;
+  pcgAuditPushBatch(queueKey: string, producerKey: string, capacity: string, firstSeq: string, ...entries: string[]): Promise<number[]>;
 };
 
 /** Defines the script on the client once (ioredis sends EVALSHA, loading the script when Redis lacks it). */
@@ -58,19 +53,20 @@ export type PushBatchResult = {
 
 /**
  * Pushes one producer's serialised rows (each a JSON object) in order, as many as the queue has room for;
- * the rows queued are numbered from `firstSeq`.
+ * the rows are numbered from `firstSeq`, each entry being its row with `producer` and `seq` added.
  */
 export async function pushAuditBatch(
   redis: Redis,
   batch: { producerId: string; firstSeq: number; rows: readonly string[]; capacity: number },
 ): Promise<PushBatchResult> {
+  const producer = `,"producer":${JSON.stringify(batch.producerId)},"seq":`;
+  const entries = batch.rows.map((row, index) => `${row.slice(0, -1)}${producer}${batch.firstSeq + index}}`);
   const [already = 0, queued = 0, refused = 0] = await withAuditScripts(redis).pcgAuditPushBatch(
     AUDIT_QUEUE_KEY,
     auditProducerKey(batch.producerId),
     String(batch.capacity),
-    batch.producerId,
     String(batch.firstSeq),
-    ...batch.rows,
+    ...entries,
   );
   return { already, queued, refused };
 }
