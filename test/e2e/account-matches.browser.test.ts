@@ -13,7 +13,7 @@ import { CLAIM_REFUSED_TITLE } from '../../services/console/web/texts.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
 import { SETUP_TOKEN_REFUSED } from '../../services/sync-worker/src/sign-ins/token-claim.ts';
-import { launchChromium, screenshot, watch, type Watched } from './browser.ts';
+import { closeScreen, launchChromium, openScreen, screenshot, type OpenedScreen } from './browser.ts';
 
 // The bank-link bridge's claim form and the account-match screen of the Console page, in Chromium,
 // against two bridge doubles; the Console and the sync-worker run in this process on real Postgres and Redis.
@@ -55,25 +55,9 @@ afterAll(async () => {
   await Promise.all(bridges.map((bridge) => bridge.close()));
 });
 
-type Opened = { page: Page; watched: Watched };
-
-async function open(screen: string, width = 1280): Promise<Opened> {
-  const page = await browser.context.newPage();
-  await page.setViewportSize({ width, height: 800 });
-  const watched = watch(page, consoleService.address);
-  await page.goto(`${consoleService.address}/#${screen}`);
-  await page.locator(`main[data-ready="${screen}"]`).waitFor();
-  return { page, watched };
-}
-
-/** Closes the page: no script error, no dialog, no request anywhere but the Console. `refused`: statuses provoked on purpose. */
-async function done({ page, watched }: Opened, refused: number[] = []): Promise<void> {
-  await page.close();
-  const expected = refused.map((status) => `console: Failed to load resource: the server responded with a status of ${status}`);
-  expect(watched.errors.filter((error) => !expected.some((text) => error.startsWith(text)))).toEqual([]);
-  expect(watched.dialogs).toEqual([]);
-  expect(watched.foreignRequests).toEqual([]);
-}
+const open = (screen: string, width?: number) => openScreen(browser.context, consoleService.address, screen, width);
+/** No request anywhere but the Console. `refused`: statuses provoked on purpose. */
+const done = (opened: OpenedScreen, refused: number[] = []) => closeScreen(opened, { refused });
 
 const matches = async () => (await (await fetch(`${consoleService.address}/api/finance/account-matches`)).json()) as AccountMatchList;
 const bridgeForm = (page: Page) => page.getByRole('form', { name: 'Connect Bank-link bridge (SimpleFIN)' });

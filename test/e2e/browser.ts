@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 /** Debian's Chromium (`.ci/run` installs it when absent); nothing is downloaded at install or test time. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -49,4 +50,32 @@ export function watch(page: Page, origin: string): Watched {
 
 export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+export type OpenedScreen = { page: Page; watched: Watched };
+
+/** A Console screen in a new page of `width` × 800, watched from the start, once the screen says it is ready. */
+export async function openScreen(context: BrowserContext, consoleUrl: string, screen: string, width = 1280): Promise<OpenedScreen> {
+  const page = await context.newPage();
+  await page.setViewportSize({ width, height: 800 });
+  const watched = watch(page, consoleUrl);
+  await page.goto(`${consoleUrl}/#${screen}`);
+  await page.locator(`main[data-ready="${screen}"]`).waitFor();
+  return { page, watched };
+}
+
+/**
+ * Closes the page and asserts it ran no script error, no dialog, and no request outside the Console but
+ * those `allowedForeign` accepts (a provider's page a sign-in goes through). `refused` names the statuses of
+ * answers the flow provoked on purpose (Chromium logs each as a console error).
+ */
+export async function closeScreen(
+  { page, watched }: OpenedScreen,
+  { refused = [], allowedForeign = () => false }: { refused?: readonly number[]; allowedForeign?: (url: string) => boolean } = {},
+): Promise<void> {
+  await page.close();
+  const expected = refused.map((status) => `console: Failed to load resource: the server responded with a status of ${status}`);
+  expect(watched.errors.filter((error) => !expected.some((text) => error.startsWith(text)))).toEqual([]);
+  expect(watched.dialogs).toEqual([]);
+  expect(watched.foreignRequests.filter((url) => !allowedForeign(url))).toEqual([]);
 }

@@ -13,7 +13,7 @@ import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts
 import { plaidAppLoader } from '../../services/sync-worker/src/connectors/plaid/plaid-app.ts';
 import { defaultConnectors } from '../../services/sync-worker/src/connectors/registry.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
-import { launchChromium, screenshot, watch, type Watched } from './browser.ts';
+import { closeScreen, launchChromium, openScreen, screenshot, type OpenedScreen } from './browser.ts';
 
 // The bank aggregator's hosted link through the Console page in Chromium: the application saved in
 // Settings, "Link a bank" through the aggregator's hosted page (the double's page links its demo bank
@@ -43,23 +43,9 @@ afterAll(async () => {
   await aggregator?.close();
 });
 
-type Opened = { page: Page; watched: Watched };
-
-async function open(screen: string): Promise<Opened> {
-  const page = await browser.context.newPage();
-  const watched = watch(page, consoleService.address);
-  await page.goto(`${consoleService.address}/#${screen}`);
-  await page.locator(`main[data-ready="${screen}"]`).waitFor();
-  return { page, watched };
-}
-
-/** Closes the page: no script error, no dialog, and no request elsewhere than the Console but the aggregator's hosted page. */
-async function done({ page, watched }: Opened): Promise<void> {
-  await page.close();
-  expect(watched.errors).toEqual([]);
-  expect(watched.dialogs).toEqual([]);
-  expect(watched.foreignRequests.filter((url) => !url.startsWith(`${aggregator.url}/hosted/`))).toEqual([]);
-}
+const open = (screen: string) => openScreen(browser.context, consoleService.address, screen);
+/** No request elsewhere than the Console but the aggregator's hosted page. */
+const done = (opened: OpenedScreen) => closeScreen(opened, { allowedForeign: (url) => url.startsWith(`${aggregator.url}/hosted/`) });
 
 /** Follows a link through the Console's start and the aggregator's hosted page, back to the callback's page. */
 async function linkThrough(page: Page, link: string): Promise<Response> {

@@ -14,7 +14,7 @@ import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
 import { startOAuthProviderDouble, type OAuthProviderDouble } from '../support/oauth-provider-double.ts';
 import { oauthTestConnector, oauthTestProvider } from '../support/oauth-test-provider.ts';
-import { launchChromium, screenshot, watch, type Watched } from './browser.ts';
+import { closeScreen, launchChromium, openScreen, screenshot, type OpenedScreen } from './browser.ts';
 
 // An OAuth sign-in through the Console page in Chromium. The test provider is registered in this
 // process's catalogue (registerExtraProvider), so the Console and the sync-worker run in this process,
@@ -50,28 +50,9 @@ afterAll(async () => {
   await double?.close();
 });
 
-type Opened = { page: Page; watched: Watched };
-
-async function open(screen: string, width = 1280): Promise<Opened> {
-  const page = await browser.context.newPage();
-  await page.setViewportSize({ width, height: 800 });
-  const watched = watch(page, consoleService.address);
-  await page.goto(`${consoleService.address}/#${screen}`);
-  await page.locator(`main[data-ready="${screen}"]`).waitFor();
-  return { page, watched };
-}
-
-/**
- * Closes the page: no script error, no dialog, and no request elsewhere than the Console but the
- * provider's authorize page the sign-in goes through. `refused`: statuses the flow provoked on purpose.
- */
-async function done({ page, watched }: Opened, refused: number[] = []): Promise<void> {
-  await page.close();
-  const expected = refused.map((status) => `console: Failed to load resource: the server responded with a status of ${status}`);
-  expect(watched.errors.filter((error) => !expected.some((text) => error.startsWith(text)))).toEqual([]);
-  expect(watched.dialogs).toEqual([]);
-  expect(watched.foreignRequests.filter((url) => !url.startsWith(`${double.url}/authorize?`))).toEqual([]);
-}
+const open = (screen: string, width?: number) => openScreen(browser.context, consoleService.address, screen, width);
+/** No request elsewhere than the Console but the provider's authorize page the sign-in goes through. */
+const done = (opened: OpenedScreen, refused: number[] = []) => closeScreen(opened, { refused, allowedForeign: (url) => url.startsWith(`${double.url}/authorize?`) });
 
 /** Follows a sign-in link: the Console's start, the provider's consent, back to the callback's page. */
 async function signInThrough(page: Page, link: string): Promise<Response> {

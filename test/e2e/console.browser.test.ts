@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
@@ -17,7 +17,7 @@ import { startConsole, type RunningConsole } from '../../services/console/src/se
 import { CROSS_SITE_REFUSED } from '../../services/console/src/web/cross-site.ts';
 import { CONSOLE_CSP } from '../../services/console/src/web/security-headers.ts';
 import { LEDGER_CSV_HEADERS, RETRY_GUIDANCE } from '../../services/console/web/texts.ts';
-import { launchChromium, screenshot, watch, type Watched } from './browser.ts';
+import { closeScreen, launchChromium, openScreen, screenshot, watch, type OpenedScreen } from './browser.ts';
 import { allStarted } from '../support/all-started.ts';
 import { launchStack, type LaunchedStack } from './launched-stack.ts';
 
@@ -47,28 +47,8 @@ afterAll(async () => {
   if (stack) expect(await stack.stop()).toBe(0);
 });
 
-type Opened = { page: Page; watched: Watched };
-
-async function open(screen: string, width = 1280): Promise<Opened> {
-  const page = await browser.context.newPage();
-  await page.setViewportSize({ width, height: 800 });
-  const watched = watch(page, stack.consoleUrl);
-  await page.goto(`${stack.consoleUrl}/#${screen}`);
-  await page.locator(`main[data-ready="${screen}"]`).waitFor();
-  return { page, watched };
-}
-
-/**
- * Closes the page and asserts it ran no foreign request, no script error and no dialog. `refused` names
- * the statuses of answers the flow provoked on purpose (Chromium logs each as a console error).
- */
-async function done({ page, watched }: Opened, refused: number[] = []): Promise<void> {
-  await page.close();
-  const expected = refused.map((status) => `console: Failed to load resource: the server responded with a status of ${status}`);
-  expect(watched.errors.filter((error) => !expected.some((text) => error.startsWith(text)))).toEqual([]);
-  expect(watched.dialogs).toEqual([]);
-  expect(watched.foreignRequests).toEqual([]);
-}
+const open = (screen: string, width?: number) => openScreen(browser.context, stack.consoleUrl, screen, width);
+const done = (opened: OpenedScreen, refused: number[] = []) => closeScreen(opened, { refused });
 
 async function get<T>(path: string): Promise<T> {
   const response = await fetch(`${stack.consoleUrl}${path}`);
