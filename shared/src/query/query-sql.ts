@@ -3,27 +3,10 @@ import { ARRAY_ELEMENT_TYPES, columnOf, SQL_TYPES, type FieldDef } from '../sect
 import type { CursorValues } from './query-cursor.ts';
 import { computedSql } from './query-computed.ts';
 import type { AggregatePlan, FilterPlan, GroupPlan, OrderPlan, QueryPlan, RangePlan } from './query-plan.ts';
+import { builtOncePer } from './built-once.ts';
 import { visibleRowsSql } from './query-visible.ts';
 
 type Fragment = FragmentSqlToken | ListSqlToken;
-
-/**
- * The SQL that depends only on a catalogue field or object, built once per process: the catalogue's
- * definitions live as long as the process, and building a page's SQL token by token showed as the
- * largest share of a query call's own CPU under load. Slonik tokens are immutable, so one may be embedded
- * in any number of queries.
- */
-function builtOncePer<K extends object, V>(build: (key: K) => V): (key: K) => V {
-  const built = new WeakMap<K, V>();
-  return (key) => {
-    let value = built.get(key);
-    if (value === undefined) {
-      value = build(key);
-      built.set(key, value);
-    }
-    return value;
-  };
-}
 
 const column = builtOncePer((fieldDef: FieldDef): FragmentSqlToken =>
   fieldDef.computed ? computedSql(fieldDef.computed) : sql.fragment`${sql.identifier([columnOf(fieldDef)])}`,

@@ -1,5 +1,6 @@
 import { sql, type FragmentSqlToken } from 'slonik';
 import type { ObjectDef } from '../sectors/index.ts';
+import { builtOncePer } from './built-once.ts';
 
 /**
  * The merged-away account ids as one array, worked out once per query (an InitPlan): a per-row anti-join
@@ -12,19 +13,7 @@ const MERGED_IDS = sql.fragment`ARRAY(SELECT merged.id FROM finance_merged_accou
  * into another connection's copy (spec 2.1; the view `finance_merged_accounts`) are left out, so a
  * merged account appears once and none of its transactions counts twice. TRUE for other objects.
  */
-export function visibleRowsSql(object: ObjectDef): FragmentSqlToken {
-  let built = visibleRows.get(object);
-  if (built === undefined) {
-    built = buildVisibleRowsSql(object);
-    visibleRows.set(object, built);
-  }
-  return built;
-}
-
-/** Per object, built once: it depends on the catalogue alone. */
-const visibleRows = new WeakMap<ObjectDef, FragmentSqlToken>();
-
-function buildVisibleRowsSql(object: ObjectDef): FragmentSqlToken {
+export const visibleRowsSql = builtOncePer((object: ObjectDef): FragmentSqlToken => {
   const self = (column: string) => sql.identifier([object.table, column]);
   switch (object.hidesMerged) {
     case 'account':
@@ -34,4 +23,4 @@ function buildVisibleRowsSql(object: ObjectDef): FragmentSqlToken {
     default:
       return sql.fragment`TRUE`;
   }
-}
+});
