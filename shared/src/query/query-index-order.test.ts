@@ -12,7 +12,7 @@ import { pageSql } from './query-sql.ts';
 // sorts when no index gives the order: a Sort node in the plan means the index does not serve it.
 const testEnv = useTestEnvironment();
 
-type PlanNode = { 'Node Type': string; 'Index Name'?: string; Plans?: PlanNode[] };
+type PlanNode = { 'Node Type': string; 'Index Name'?: string; 'Relation Name'?: string; Plans?: PlanNode[] };
 
 function nodesOf(node: PlanNode): PlanNode[] {
   return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
@@ -45,5 +45,17 @@ describe('pages in the natural order are read off the order index, with no sort'
     const nodes = await pagePlan({ object: 'finance.transaction', where: [{ field: 'category', op: 'eq', value: 'dining' }], limit: 20 });
     expect(nodes.map((node) => node['Node Type'])).not.toContain('Incremental Sort');
     expect(nodes.map((node) => node['Index Name'])).toContain('finance_transactions_posted_idx');
+  });
+});
+
+// The base filter of finance reads (merged-away accounts) calls finance_merged_account_ids(): the view's
+// joins are planned once per connection inside it, not again in every page's plan.
+describe('the merged-accounts filter adds no join to a page plan', () => {
+  it.each(['finance.account', 'finance.transaction', 'finance.holding'])('%s', async (object) => {
+    const nodes = await pagePlan({ object, limit: 20 });
+    const relations = nodes.flatMap((node) => (node['Relation Name'] ? [node['Relation Name']] : []));
+    expect(relations.length).toBeGreaterThan(0);
+    expect(relations).not.toContain('finance_account_matches');
+    expect(relations.filter((relation) => relation === 'finance_accounts').length).toBeLessThanOrEqual(object === 'finance.account' ? 1 : 0);
   });
 });

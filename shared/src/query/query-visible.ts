@@ -4,9 +4,11 @@ import { builtOncePer } from './built-once.ts';
 
 /**
  * The merged-away account ids as one array, worked out once per query (an InitPlan): a per-row anti-join
- * with the view doubled a grouped aggregate over a million transactions even with no pair merged.
+ * with the view doubled a grouped aggregate over a million transactions even with no pair merged. The
+ * function keeps the view's plan across queries (migration 16000); the cast makes `<> ALL` read the
+ * subquery's one value as the array, not as a set of rows.
  */
-const MERGED_IDS = sql.fragment`ARRAY(SELECT merged.id FROM finance_merged_accounts merged)`;
+const MERGED_IDS = sql.fragment`(SELECT finance_merged_account_ids())::text[]`;
 
 /**
  * The condition every read of an object adds to its own (the base filter): rows of an account merged
