@@ -12,6 +12,7 @@ import { aggregateSql, cursorColumn, pageSql } from './query-sql.ts';
 import { sizedPage } from './query-page.ts';
 import { computedSql } from './query-computed.ts';
 import { visibleRowsSql } from './query-visible.ts';
+import { statementName } from './statement-names.ts';
 
 const AnyRow = z.record(z.string(), z.unknown());
 
@@ -61,10 +62,12 @@ function projector(names: readonly string[]) {
 export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
   let codec: Promise<CursorCodec> | undefined;
   const cursors = () => (codec ??= loadOrCreateSecret(db, CURSOR_KEY_SETTING).then(createCursorCodec));
-  const rowsOf = (plan: QueryPlan, query: FragmentSqlToken, withCursor = false) =>
-    db.any(sql.type(AnyRow)`${query}`).catch((error: unknown) => {
+  const rowsOf = (plan: QueryPlan, query: FragmentSqlToken, withCursor = false) => {
+    const name = statementName(query.sql);
+    return db.any(name ? sql.prepared(name, AnyRow)`${query}` : sql.type(AnyRow)`${query}`).catch((error: unknown) => {
       throw isDataException(error) ? refusedValue(plan, withCursor) : error;
     });
+  };
 
   return {
     async query(object, input, context = {}) {
