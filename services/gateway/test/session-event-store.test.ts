@@ -1,6 +1,14 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { createSessionEventStore, EVENT_STORE_LIMITS } from '../src/mcp/session-event-store.ts';
+
+/** A full collection, without starting the test process with --expose-gc. */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
 
 const result = (id: number, text: string): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } });
 
@@ -59,5 +67,23 @@ describe('a session event store (Last-Event-ID resumption)', () => {
     await store.storeEvent('s', result(502, 'small'));
     expect(await store.getStreamIdForEventId(big)).toBeUndefined();
     expect(store.bytes).toBeLessThanOrEqual(EVENT_STORE_LIMITS.maxBytes);
+  });
+
+  it('keeps no evicted message reachable: the bound is on memory, not only on the count of bytes', async () => {
+    const store = createSessionEventStore({ maxBytes: 10_000, maxEvents: 50, maxAgeMs: 60_000 });
+    // Stored from a helper, so no local of the test still holds the last message.
+    const storeWatched = async (index: number) => {
+      const message = result(index, 'e'.repeat(1_000));
+      await store.storeEvent('s', message);
+      return new WeakRef(message);
+    };
+    const evicted: Array<WeakRef<object>> = [];
+    for (let index = 0; index < 40; index += 1) evicted.push(await storeWatched(index));
+    // Past the count bound, each of these pushes the oldest out: every large one above is evicted.
+    for (let index = 0; index < 60; index += 1) await store.storeEvent('s', result(100 + index, 'k'));
+    expect(store.size).toBe(50);
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    expect(evicted.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
   });
 });

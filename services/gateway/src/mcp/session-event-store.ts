@@ -45,25 +45,20 @@ function estimateBytes(message: JSONRPCMessage): number {
  */
 export function createSessionEventStore(limits: EventStoreLimits = EVENT_STORE_LIMITS, now: () => number = Date.now) {
   const prefix = randomBytes(6).toString('hex');
+  // Oldest first; evicted events leave the array at once, so nothing evicted stays reachable (at most
+  // `maxEvents` entries, so taking from the front is cheap).
   const events: StoredEvent[] = [];
-  let head = 0;
   let bytes = 0;
   let seq = 0;
 
   function evict(): void {
     const cutoff = now() - limits.maxAgeMs;
     // The newest event always stays (unless too old): it is the one a dropped stream most likely missed.
-    while (head < events.length) {
-      const oldest = events[head] as StoredEvent;
-      if (head === events.length - 1 && oldest.at >= cutoff) break;
-      if (bytes <= limits.maxBytes && events.length - head <= limits.maxEvents && oldest.at >= cutoff) break;
+    for (let oldest = events[0]; oldest !== undefined; oldest = events[0]) {
+      if (events.length === 1 && oldest.at >= cutoff) break;
+      if (bytes <= limits.maxBytes && events.length <= limits.maxEvents && oldest.at >= cutoff) break;
       bytes -= oldest.bytes;
-      head += 1;
-    }
-    // Compact now and then, so the array does not keep evicted entries alive.
-    if (head > 64 && head * 2 > events.length) {
-      events.splice(0, head);
-      head = 0;
+      events.shift();
     }
   }
 
@@ -71,17 +66,16 @@ export function createSessionEventStore(limits: EventStoreLimits = EVENT_STORE_L
     if (!eventId.startsWith(`${prefix}-`)) return undefined;
     const wanted = Number(eventId.slice(prefix.length + 1));
     if (!Number.isSafeInteger(wanted)) return undefined;
-    // Sequence numbers are dense from `head`, so the event is at a known place.
-    const first = events[head];
-    // Evicted entries may still sit before `head` until the array is compacted.
+    // Sequence numbers are dense from the oldest kept event, so the event is at a known place.
+    const first = events[0];
     if (!first || wanted < first.seq) return undefined;
-    const found = events[head + (wanted - first.seq)];
+    const found = events[wanted - first.seq];
     return found?.id === eventId ? found : undefined;
   }
 
   const store: Required<EventStore> & { readonly size: number; readonly bytes: number } = {
     get size() {
-      return events.length - head;
+      return events.length;
     },
     get bytes() {
       return bytes;
@@ -102,9 +96,9 @@ export function createSessionEventStore(limits: EventStoreLimits = EVENT_STORE_L
       const last = find(lastEventId);
       // The SDK asks getStreamIdForEventId first and refuses an unknown id, so this is a race with eviction.
       if (!last) throw new Error('event no longer stored');
-      // Taken before the first send: storing during a send may evict and compact the array.
+      // Taken before the first send: storing during a send may evict from the front of the array.
       const after = events
-        .slice(head + (last.seq - (events[head] as StoredEvent).seq) + 1)
+        .slice(last.seq - (events[0] as StoredEvent).seq + 1)
         // Priming events carry no message worth replaying (an empty object).
         .filter((event) => event.streamId === last.streamId && Object.keys(event.message).length > 0);
       for (const event of after) await send(event.id, event.message);
