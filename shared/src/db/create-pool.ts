@@ -5,7 +5,8 @@ import {
   type Interceptor,
   type QueryResultRow,
 } from 'slonik';
-import { parseTimestamp, parseTimestamptz } from './timestamp-parsers.ts';
+import { attachDirectReads } from './direct-reads.ts';
+import { TYPE_PARSERS } from './type-parsers.ts';
 
 /**
  * Rejects any row that does not match the `sql.type(schema)` it was queried with, so a drifting
@@ -39,26 +40,6 @@ function acceptsEveryRow(parser: object): boolean {
   return known;
 }
 
-function parseInt8(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed)) throw new RangeError(`int8 value ${value} is outside the safe integer range`);
-  return parsed;
-}
-
-/**
- * Type parsers for the shapes the wire needs: int8 as a number (BigInt breaks JSON.stringify; ids that
- * may exceed 2^53 are selected as text), numeric as its exact decimal string (money), and timestamps as
- * ISO 8601 UTC strings with milliseconds (Postgres's own text for a value that has none, such as
- * `infinity`: a parser that throws would fail every read of that row). Dates stay `YYYY-MM-DD`.
- */
-const typeParsers = [
-  { name: 'int8', parse: parseInt8 },
-  { name: 'numeric', parse: (value: string) => value },
-  { name: 'timestamptz', parse: parseTimestamptz },
-  { name: 'timestamp', parse: parseTimestamp },
-  { name: 'date', parse: (value: string) => value },
-];
-
 export type PoolOptions = {
   /** Default 10. */
   maximumPoolSize?: number;
@@ -67,18 +48,23 @@ export type PoolOptions = {
 };
 
 export async function createPool(databaseUrl: string, options: PoolOptions = {}): Promise<DatabasePool> {
-  return createSlonikPool(databaseUrl, {
-    interceptors: [resultParserInterceptor],
-    typeParsers,
+  const limits = {
     maximumPoolSize: options.maximumPoolSize ?? 10,
     statementTimeout: options.statementTimeout ?? 30_000,
     connectionTimeout: 10_000,
     idleTimeout: 10_000,
+  };
+  const pool = await createSlonikPool(databaseUrl, {
+    interceptors: [resultParserInterceptor],
+    typeParsers: [...TYPE_PARSERS],
+    ...limits,
     // Slonik's default runs DISCARD ALL each time a connection goes back to the pool: one more round
     // trip per query. It guards against session state left behind (SET, temporary tables, LISTEN);
     // nothing here creates any, so a connection is handed on as it is.
     resetConnection: async () => undefined,
   });
+  attachDirectReads(pool, databaseUrl, limits);
+  return pool;
 }
 
 export type { DatabasePool } from 'slonik';

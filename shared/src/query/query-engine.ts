@@ -1,6 +1,5 @@
 import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
-import { z } from 'zod';
-import { loadOrCreateSecret } from '../db/index.ts';
+import { directReadsOf, loadOrCreateSecret } from '../db/index.ts';
 import type { ObjectDef } from '../sectors/index.ts';
 import { createCursorCodec, CURSOR_SHAPE_MISMATCH, queryShape, type CursorCodec } from './query-cursor.ts';
 import { describeZodError, isDataException, QueryError } from './query-errors.ts';
@@ -13,8 +12,6 @@ import { sizedPage } from './query-page.ts';
 import { computedSql } from './query-computed.ts';
 import { visibleRowsSql } from './query-visible.ts';
 import { statementName } from './statement-names.ts';
-
-const AnyRow = z.record(z.string(), z.unknown());
 
 /** Name of the `settings` row holding the cursor signing key. */
 export const CURSOR_KEY_SETTING = 'query_cursor_key';
@@ -62,12 +59,12 @@ function projector(names: readonly string[]) {
 export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
   let codec: Promise<CursorCodec> | undefined;
   const cursors = () => (codec ??= loadOrCreateSecret(db, CURSOR_KEY_SETTING).then(createCursorCodec));
-  const rowsOf = (plan: QueryPlan, query: FragmentSqlToken, withCursor = false) => {
-    const name = statementName(query.sql);
-    return db.any(name ? sql.prepared(name, AnyRow)`${query}` : sql.type(AnyRow)`${query}`).catch((error: unknown) => {
+  // Pages, aggregates and records go straight through pg (db/direct-reads.ts): the hottest path there is.
+  const reads = directReadsOf(db);
+  const rowsOf = (plan: QueryPlan, query: FragmentSqlToken, withCursor = false) =>
+    reads({ sql: query.sql, values: query.values, name: statementName(query.sql) }).catch((error: unknown) => {
       throw isDataException(error) ? refusedValue(plan, withCursor) : error;
     });
-  };
 
   return {
     async query(object, input, context = {}) {
@@ -101,9 +98,10 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
       if (!isStorableText(id)) throw new QueryError(`id: expected ${EXPECTED_TEXT}`);
       if (id.length === 0 || id.length > 512) return null;
       const columns = object.fields.map((f) => sql.fragment`${f.computed ? computedSql(f.computed) : sql.identifier([f.column ?? f.name])} AS ${sql.identifier([f.name])}`);
-      const row = await db.maybeOne(sql.type(AnyRow)`
-        SELECT ${sql.join(columns, sql.fragment`, `)} FROM ${sql.identifier([object.table])} WHERE id = ${id} AND ${visibleRowsSql(object)}`);
-      return row ? { ...row } : null;
+      const query = sql.fragment`
+        SELECT ${sql.join(columns, sql.fragment`, `)} FROM ${sql.identifier([object.table])} WHERE id = ${id} AND ${visibleRowsSql(object)}`;
+      const [row] = await reads({ sql: query.sql, values: query.values });
+      return row ?? null;
     },
   };
 }

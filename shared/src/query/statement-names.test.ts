@@ -2,21 +2,24 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { upsertRecords } from '../cache/index.ts';
-import { createPool, type DatabasePool } from '../db/index.ts';
+import { createPool, directReadsOf, type DatabasePool } from '../db/index.ts';
 import { findObject, type ObjectDef } from '../sectors/index.ts';
 import { insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { createQueryEngine, type QueryEngine } from './query-engine.ts';
 import { NAMED_STATEMENT_LIMIT } from './statement-names.ts';
 
 // The engine's statements are named prepared statements, so Postgres parses a text once per connection.
-// One connection here, so what it prepared is what pg_prepared_statements lists.
+// One connection here for the engine's reads, so what it prepared is what pg_prepared_statements lists there.
 const testEnv = useTestEnvironment();
 const transactions = findObject('finance.transaction') as ObjectDef;
 let pool: DatabasePool;
 let engine: QueryEngine;
 
-const Prepared = z.object({ statement: z.string(), runs: z.number() });
-const prepared = () => pool.any(sql.type(Prepared)`SELECT statement, (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements`);
+const Prepared = z.array(z.object({ statement: z.string(), runs: z.number() }));
+const prepared = async () => {
+  const query = sql.fragment`SELECT statement, (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements`;
+  return Prepared.parse(await directReadsOf(pool)({ sql: query.sql, values: query.values }));
+};
 
 beforeAll(async () => {
   const connection = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid' });
