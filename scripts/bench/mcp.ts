@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { DEFAULT_REDIS_URL } from '@pcg/shared/config';
-import { openDatabase } from '@pcg/shared/db';
+import { openDatabase, postgresText } from '@pcg/shared/db';
 import { planQuery, QueryInputSchema } from '@pcg/shared/query';
 import { findObject, type ObjectDef } from '@pcg/shared/sectors';
 import { createTestAgent } from '@pcg/testkit/testing';
@@ -125,7 +125,7 @@ await runBench(
 
     const input = { object: 'finance.transaction', where: [{ field: 'category', op: 'eq', value: 'dining' }], limit: 20 };
     const fragment = pageSql(planQuery(findObject('finance.transaction') as ObjectDef, QueryInputSchema.parse(input)));
-    const benchSql = JSON.stringify({ text: fragment.sql.replaceAll('$slonik_', '$'), values: fragment.values });
+    const benchSql = JSON.stringify({ text: postgresText(fragment.sql), values: fragment.values });
 
     const gatewayEnv = {
       DATABASE_URL: url,

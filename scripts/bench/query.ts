@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { openDatabase } from '@pcg/shared/db';
+import { openDatabase, postgresText } from '@pcg/shared/db';
 import { createQueryEngine, planQuery, QueryInputSchema } from '@pcg/shared/query';
 import { findObject, type ObjectDef } from '@pcg/shared/sectors';
 import { aggregateSql, pageSql } from '../../shared/src/query/query-sql.ts';
@@ -61,8 +61,8 @@ await runBench('query', async () => {
   for (const [name, input] of Object.entries(cases)) {
     const plan = planQuery(object, QueryInputSchema.parse(input));
     const fragment = plan.aggregate ? aggregateSql(plan, plan.aggregate) : pageSql(plan);
-    // Slonik turns its $slonik_N placeholders into $N just before sending; send exactly that text.
-    const text = fragment.sql.replaceAll('$slonik_', '$');
+    // Exactly the text slonik sends.
+    const text = postgresText(fragment.sql);
     const values = fragment.values as unknown[];
     const viaEngine: number[] = [];
     const viaPg: number[] = [];

@@ -55,15 +55,18 @@ export function attachDirectReads(pool: DatabasePool, databaseUrl: string, optio
   direct.on('error', () => undefined);
 
   readsOfPool.set(pool, async ({ sql, values, name }) => {
-    // Slonik's own placeholders, made Postgres's the way slonik does before it runs a statement.
-    const text = sql.replaceAll('$slonik_', '$');
-    const result = await direct.query<Record<string, unknown>>({ name, text, values: values as unknown[] });
+    const result = await direct.query<Record<string, unknown>>({ name, text: postgresText(sql), values: values as unknown[] });
     return result.rows;
   });
 
   const endSlonik = pool.end;
   let ended: Promise<void> | undefined;
   (pool as { end: () => Promise<void> }).end = () => (ended ??= Promise.all([endSlonik(), direct.end()]).then(() => undefined));
+}
+
+/** The text Postgres is sent for a slonik statement: its `$slonik_N` placeholders as `$N`, as slonik does. */
+export function postgresText(slonikSql: string): string {
+  return slonikSql.replaceAll('$slonik_', '$');
 }
 
 /** The direct reads of a pool made by `createPool`. */
