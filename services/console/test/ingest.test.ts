@@ -53,6 +53,19 @@ describe('a push from the phone', () => {
     expect(await counts()).toEqual({ samples: 15, workouts: 1, nights: 1 });
   });
 
+  it('keeps one row per bucket when the app re-sends it naming more devices, so its steps are summed once', async () => {
+    const bucketDay = dayStart(5);
+    const steps = () =>
+      testEnv.db.one(sql.type(z.object({ rows: z.number(), total: z.number().nullable(), devices: z.array(z.string()) }))`
+        SELECT count(*)::int AS rows, sum(value)::float8 AS total, array_agg(DISTINCT device ORDER BY device) AS devices FROM health_samples
+        WHERE connection_id = ${phone.id}::uuid AND metric = 'step_count'
+          AND start_at >= ${new Date(bucketDay).toISOString()}::timestamptz AND start_at < ${new Date(bucketDay + 86_400_000).toISOString()}::timestamptz`);
+    expect((await sendHealthPush(url(phone.id), phone.secret, haePayloadV2(bucketDay))).status).toBe(200);
+    expect(await steps()).toEqual({ rows: 6, total: 345, devices: ['iPhone'] });
+    expect((await sendHealthPush(url(phone.id), phone.secret, haePayloadV2(bucketDay, { stepSource: 'iPhone|Apple Watch' }))).status).toBe(200);
+    expect(await steps()).toEqual({ rows: 6, total: 345, devices: ['iPhone|Apple Watch'] });
+  });
+
   it('reads an older app version: v1 workouts without id, kcal, and sleep stage segments', async () => {
     const response = await sendHealthPush(url(phone.id), phone.secret, haePayloadV1(dayStart(2)));
     expect(await response.json()).toMatchObject({ accepted: { 'health.sample': 1, 'health.workout': 1, 'health.sleep_session': 1 } });

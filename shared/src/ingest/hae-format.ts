@@ -73,6 +73,15 @@ function heartRateSeries(workout: Loose): number[] {
   });
 }
 
+/**
+ * A sample's id names its bucket: the metric and the bucket's instant (reference §4.1: points are
+ * aggregated per minute, heart rate per second). `source` is not part of it: it lists the devices merged into
+ * the bucket, joined by `|`, and the list grows when another device syncs later, so a re-sent bucket would
+ * otherwise be a second row and count twice (issue 31 item 12). Rows written under the older
+ * `<metric>|<instant>|<source>` id are re-keyed by migration 1795300020310.
+ */
+export const haeSampleId = (metric: string, at: string): string => `${metric}|${at}`;
+
 function sampleRecords(metric: Loose, place: string, out: HaeRecords): void {
   const name = str(metric.name);
   const unit = str(metric.units) ?? null;
@@ -94,7 +103,7 @@ function sampleRecords(metric: Loose, place: string, out: HaeRecords): void {
     }
     const device = str(point.source) ?? null;
     const add = (metricName: string, value: number) =>
-      emit(out, out.samples, { source_id: `${metricName}|${at}|${device ?? ''}`, metric: metricName, value, unit, start_at: at, end_at: null, device }, origin);
+      emit(out, out.samples, { source_id: haeSampleId(metricName, at), metric: metricName, value, unit, start_at: at, end_at: null, device }, origin);
     const qty = num(point.qty);
     const avg = num(point.Avg);
     if (qty !== undefined) add(name, qty);

@@ -65,6 +65,12 @@ describe('the health app export', () => {
     expect(new Set(ids(haePayloadV2(day))).size).toBe(ids(haePayloadV2(day)).length);
   });
 
+  it('names a sample by its metric and minute, not by the devices its source lists (issue 31 item 12)', () => {
+    const ids = (stepSource: string) => recordsFromHae(haePayloadV2(day, { stepSource })).samples.filter((s) => s.metric === 'step_count').map((s) => s.source_id);
+    expect(ids('iPhone|Apple Watch')).toEqual(ids('iPhone'));
+    expect(ids('iPhone')).toEqual([0, 1, 2, 3, 4, 5].map((i) => `step_count|${new Date(day + 8 * 3_600_000 + i * 60_000).toISOString()}`));
+  });
+
   it('skips, counts and lists the points it cannot read, with their place and field', () => {
     const out = recordsFromHae({ data: { metrics: [{ name: 'step_count', units: 'count', data: [{ qty: 1, date: 'soon' }, { date: '2026-01-01 10:00:00 +0000' }, { qty: 3, date: '2026-01-01 10:00:00 +0000' }] }], workouts: [{ name: 'Yoga' }] } });
     expect(out.samples).toHaveLength(1);
@@ -90,8 +96,8 @@ describe('the health app export', () => {
     expect(batch.byObject.get('health.sample')).toEqual([expect.objectContaining({ start_at: '2026-01-01T10:00:00.000Z' })]);
     expect(batch.rejected).toEqual([
       { record: 'data.metrics[0].data[0]', field: 'start_at', error: PG_VALUE_RULES.instant },
-      { record: 'data.metrics[0].data[2]', field: 'source_id', error: PG_VALUE_RULES.text },
-      { record: 'data.metrics[0].data[3]', field: 'source_id', error: PG_VALUE_RULES.text },
+      { record: 'data.metrics[0].data[2]', field: 'device', error: PG_VALUE_RULES.text },
+      { record: 'data.metrics[0].data[3]', field: 'device', error: PG_VALUE_RULES.text },
       { record: 'data.workouts[0]', field: 'source_id', error: PG_VALUE_RULES.text },
     ]);
     expect(batch.skipped).toBe(4);

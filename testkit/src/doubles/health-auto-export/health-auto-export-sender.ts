@@ -27,13 +27,19 @@ export function dayStart(daysAgo = 1, now = Date.now()): number {
  * A push as the current app version sends it: a phone set to kJ, aggregated sleep, v2 workouts.
  * Counts: 6 step points, 3 heart-rate points (one with Min ≠ Max), 2 energy points, 1 blood pressure,
  * 1 night, 1 workout.
+ *
+ * `stepSource` is the step points' `source`: a point aggregates every device that recorded in its minute and
+ * names them joined by `|`, so a bucket re-sent after the watch synced may say `iPhone|Apple Watch` where the
+ * first push said `iPhone` (issue 31 item 12; third-party receivers' sample payloads carry
+ * `"source": "iPhone|Apple Watch"`; when exactly the app re-sends a changed list is a guess, reference §4.1 is silent).
  */
-export function haePayloadV2(day = dayStart(1)) {
+export function haePayloadV2(day = dayStart(1), options: { stepSource?: string } = {}) {
+  const stepSource = options.stepSource ?? 'iPhone';
   const at = (offset: number) => haeTime(day + offset);
   return {
     data: {
       metrics: [
-        { name: 'step_count', units: 'count', data: [0, 1, 2, 3, 4, 5].map((i) => ({ qty: 40 + i * 7, date: at(8 * HOUR + i * MINUTE), source: 'iPhone' })) },
+        { name: 'step_count', units: 'count', data: [0, 1, 2, 3, 4, 5].map((i) => ({ qty: 40 + i * 7, date: at(8 * HOUR + i * MINUTE), source: stepSource })) },
         {
           name: 'heart_rate',
           units: 'count/min',

@@ -1,0 +1,72 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import pg from 'pg';
+import { runner } from 'node-pg-migrate';
+import { sql } from 'slonik';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { z } from 'zod';
+import { createPool, MIGRATIONS_DIR, MIGRATIONS_TABLE } from '../db/index.ts';
+import { recordsFromHae } from './hae-format.ts';
+
+const MIGRATION = '1795300020310_hae-sample-ids.sql';
+const Row = z.object({ id: z.string(), connection_id: z.string(), source_id: z.string(), metric: z.string(), value: z.number(), device: z.string().nullable() });
+
+describe('the Health Auto Export sample ids migration', () => {
+  const serverUrl = inject('pgServerUrl');
+  const database = `pcg_m_${randomBytes(6).toString('hex')}`;
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  afterAll(async () => {
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(database)} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('re-keys rows written under <metric>|<instant>|<source>, keeping the newest of a bucket, and leaves canonical records alone', async () => {
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`);
+    await admin.end();
+    const migrate = (count: number) =>
+      runner({ databaseUrl: url.toString(), dir: MIGRATIONS_DIR, migrationsTable: MIGRATIONS_TABLE, direction: 'up', count, log: () => undefined });
+    const earlier = readdirSync(MIGRATIONS_DIR).filter((name) => name.endsWith('.sql')).sort().indexOf(MIGRATION);
+    expect(earlier).toBeGreaterThan(0);
+    await migrate(earlier);
+    const db = await createPool(url.toString(), { maximumPoolSize: 1 });
+    try {
+      const phone = randomUUID();
+      const other = randomUUID();
+      await db.query(sql.unsafe`INSERT INTO connections (id, user_id, provider, sector) VALUES (${phone}::uuid, 1, 'health-auto-export', 'health'), (${other}::uuid, 1, 'health-auto-export', 'health')`);
+      const at = '2026-03-09T08:00:00.000Z';
+      const insert = (connection: string, sourceId: string, metric: string, value: number, device: string | null, syncedAt: string, startAt: string | null = at) =>
+        db.one(sql.type(z.object({ id: z.string() }))`
+          INSERT INTO health_samples (connection_id, source, source_id, metric, value, unit, start_at, device, synced_at)
+          VALUES (${connection}::uuid, 'health-auto-export', ${sourceId}, ${metric}, ${value}, 'count', ${startAt}::timestamptz, ${device}, ${syncedAt}::timestamptz)
+          RETURNING id`);
+      // The same bucket pushed twice as the old code keyed it: first from the phone, then with the watch's steps merged in.
+      await insert(phone, `step_count|${at}|iPhone`, 'step_count', 40, 'iPhone', '2026-03-09T09:00:00Z');
+      const newest = await insert(phone, `step_count|${at}|iPhone|Apple Watch`, 'step_count', 55, 'iPhone|Apple Watch', '2026-03-09T12:00:00Z');
+      const noSource = await insert(phone, `heart_rate|${at}|`, 'heart_rate', 58, null, '2026-03-09T09:00:00Z');
+      // The same bucket on another phone is another row; a canonical record keeps the id its sender chose.
+      const elsewhere = await insert(other, `step_count|${at}|iPhone`, 'step_count', 12, 'iPhone', '2026-03-09T09:00:00Z');
+      const canonical = await insert(phone, 'scale|2026-03-01', 'body_mass', 71, 'scale', '2026-03-09T09:00:00Z', '2026-03-01T07:00:00Z');
+
+      await migrate(Infinity);
+
+      const rows = await db.many(sql.type(Row)`
+        SELECT id, connection_id::text, source_id, metric, value, device FROM health_samples ORDER BY connection_id = ${phone}::uuid DESC, source_id`);
+      expect(rows).toEqual([
+        { id: noSource.id, connection_id: phone, source_id: `heart_rate|${at}`, metric: 'heart_rate', value: 58, device: null },
+        { id: canonical.id, connection_id: phone, source_id: 'scale|2026-03-01', metric: 'body_mass', value: 71, device: 'scale' },
+        { id: newest.id, connection_id: phone, source_id: `step_count|${at}`, metric: 'step_count', value: 55, device: 'iPhone|Apple Watch' },
+        { id: elsewhere.id, connection_id: other, source_id: `step_count|${at}`, metric: 'step_count', value: 12, device: 'iPhone' },
+      ]);
+      // The re-keyed id is the one a push of that bucket now carries, so the next push updates the row in place.
+      const pushed = recordsFromHae({ data: { metrics: [{ name: 'step_count', units: 'count', data: [{ qty: 60, date: '2026-03-09 09:00:00 +0100', source: 'Apple Watch|iPhone' }] }] } });
+      expect(pushed.samples.map((sample) => sample.source_id)).toEqual([`step_count|${at}`]);
+    } finally {
+      await db.end();
+    }
+  });
+});
