@@ -7,7 +7,7 @@ import { sql } from '@pcg/shared/db';
 import { createOriginRebaser } from '@pcg/shared/providers';
 import { blockingConnection, openSyncProducer } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
-import { startPlaidDouble, startSimplefinDouble, type PlaidDouble, type SimplefinDouble } from '@pcg/testkit/doubles';
+import { demoAggregatorItem, startPlaidDouble, startSimplefinDouble, type PlaidDouble, type SimplefinDouble } from '@pcg/testkit/doubles';
 import { consoleSender, createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
@@ -37,7 +37,7 @@ const send = consoleSender(() => consoleService.address);
 const rowsOf = async (object: string, connectionId: string) =>
   ((await send('POST', '/api/data/finance', { object, where: [{ field: 'connection_id', op: 'eq', value: connectionId }], limit: 200 })).body as { rows: Array<Record<string, unknown>> }).rows;
 /** Rows a connection stored, merged duplicates included (the read path shows a merged account once). */
-const storedCount = (table: 'finance_accounts' | 'finance_transactions', connectionId: string) =>
+const storedCount = (table: 'finance_accounts' | 'finance_transactions' | 'finance_holdings', connectionId: string) =>
   testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM ${sql.identifier([table])} WHERE connection_id = ${connectionId}::uuid`);
 const connectionRow = (id: string) =>
   testEnv.db.one(sql.type(z.object({ status: z.string(), last_error: z.string().nullable(), sync_cursor: z.unknown() }))`SELECT status, last_error, sync_cursor FROM connections WHERE id = ${id}::uuid`);
@@ -219,6 +219,20 @@ describe('the bank aggregator', () => {
     expect((await rowsOf('finance.account', connectionId)).map((row) => row.id).sort()).toEqual(accountsBefore);
   });
 
+  // Issue 31 item 14: Plaid's Item errors page asks the person to act at the bank, then link again in update mode.
+  it('asks the person, never retries, when the bank wants its own setup finished (USER_SETUP_REQUIRED), and syncs again once the link is repaired', async () => {
+    aggregator.setItemError(itemId, 'USER_SETUP_REQUIRED');
+    expect(await syncNow(connectionId)).toMatchObject({ state: 'failed', attempts: 1 });
+    const row = await connectionRow(connectionId);
+    expect(row).toMatchObject({ status: 'needs_sign_in', last_error: expect.stringContaining('USER_SETUP_REQUIRED') });
+    expect(row.last_error).toContain('log in at the bank');
+    const mine = (await agentContext()).connections.find((candidate) => candidate.id === connectionId);
+    expect(mine).toMatchObject({ health: 'needs_sign_in', health_reason: expect.stringContaining('USER_SETUP_REQUIRED') });
+    expect(await linkThroughConsole(signInId)).toMatchObject({ status: 200, body: { renewed: true, connections: [{ id: connectionId, status: 'active' }] } });
+    expect((await syncNow(connectionId)).state).toBe('completed');
+    expect(await connectionRow(connectionId)).toMatchObject({ status: 'active', last_error: null });
+  });
+
   it("gives an agent granted only finance each finance connection's health and the consent expiry", async () => {
     const context = await agentContext();
     expect(context.sectors).toEqual(['finance']);
@@ -254,6 +268,27 @@ describe('the bank aggregator', () => {
     expect((await syncNow(id)).state).toBe('completed');
     expect(await storedCount('finance_transactions', id)).toBe(5);
     expect(await rowsOf('finance.transaction', id)).toHaveLength(0);
+  });
+
+  // Issue 31 item 5: asked of an item without the Investments product (or without consent to it), Plaid
+  // answers PRODUCTS_NOT_SUPPORTED (or ADDITIONAL_CONSENT_REQUIRED); the sync must not ask, and not fail.
+  it.each([
+    ['without the Investments product', { products: ['transactions'] }],
+    ['without consent to Investments', { consentedProducts: ['transactions'] }],
+  ])('syncs a bank %s in full, with its brokerage account, and never asks it for holdings', async (_, variant) => {
+    aggregator.state.nextSeed = { ...demoAggregatorItem(), ...variant };
+    const linked = await linkThroughConsole();
+    const id = (linked.body.connections as Array<{ id: string }>)[0]?.id ?? '';
+    const token = aggregator.items().at(-1)?.accessToken ?? '';
+    const settled = await waitFor(async () => {
+      const row = await connectionRow(id);
+      return row.sync_cursor !== null || row.last_error !== null ? row : undefined;
+    }, 20_000, 'the first sync');
+    expect(settled).toMatchObject({ status: 'active', last_error: null, sync_cursor: { transactions: expect.any(String) } });
+    expect(await storedCount('finance_accounts', id)).toBe(3);
+    expect(await storedCount('finance_transactions', id)).toBe(5);
+    expect(await storedCount('finance_holdings', id)).toBe(0);
+    expect(aggregator.requests.filter((request) => request.path === '/investments/holdings/get' && request.accessToken === token)).toEqual([]);
   });
 });
 

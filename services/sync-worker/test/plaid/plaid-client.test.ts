@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOriginRebaser } from '@pcg/shared/providers';
-import { startPlaidDouble, type PlaidDouble } from '@pcg/testkit/doubles';
+import { demoAggregatorItem, startPlaidDouble, type PlaidDouble } from '@pcg/testkit/doubles';
 import { SourceAuthError, SourceRateLimitedError, SourceRejectedError } from '../../src/connectors/kit/source-errors.ts';
 import { createPlaidApi, SyncMutationError } from '../../src/connectors/plaid/plaid-api.ts';
 import { negateDecimal, plainDecimal } from '../../src/connectors/plaid/plaid-mapping.ts';
@@ -81,6 +81,31 @@ describe('the aggregator double and the typed client', () => {
     await expect(api().accounts(accessToken)).rejects.toThrow(SourceAuthError);
     await expect(api().accounts(accessToken)).rejects.toThrow(/ITEM_LOGIN_REQUIRED/);
     expect((await api().item(accessToken)).error?.error_code).toBe('ITEM_LOGIN_REQUIRED');
+  });
+
+  // Issue 31 item 14: Plaid's Item errors page tells the person to act at the bank, then link again in update mode.
+  it.each(['USER_SETUP_REQUIRED', 'INSUFFICIENT_CREDENTIALS', 'MFA_NOT_SUPPORTED'] as const)('asks the person (needs sign-in) for %s with a plain reason, never a retry', async (code) => {
+    const { itemId, accessToken } = aggregator.createItem();
+    aggregator.setItemError(itemId, code);
+    const refused = await api()
+      .accounts(accessToken)
+      .then(() => undefined, (error: unknown) => error);
+    expect(refused).toBeInstanceOf(SourceAuthError);
+    expect((refused as Error).message).toContain(code);
+    expect((refused as Error).message).toMatch(/open the aggregator's sign-in again from the Console.*; the data already synced is kept$/);
+  });
+
+  it('reads "no holdings" from the answers of an item without Investments, without consent to it, or without an investment account', async () => {
+    const seed = demoAggregatorItem();
+    const brokerage = seed.accounts.filter((account) => account.type === 'investment');
+    for (const variant of [{ products: ['transactions'] }, { consentedProducts: ['transactions'] }, { accounts: seed.accounts.filter((account) => account.type !== 'investment') }]) {
+      aggregator.state.nextSeed = { ...seed, ...variant };
+      const { accessToken } = aggregator.createItem();
+      await expect(api().holdings(accessToken)).resolves.toEqual({ holdings: [], securities: [] });
+    }
+    expect(brokerage).toHaveLength(1);
+    const answered = aggregator.requests.filter((request) => request.path === '/investments/holdings/get').slice(-3);
+    expect(answered.map((request) => request.status)).toEqual([400, 400, 400]);
   });
 
   it('answers an empty cursor while the item\'s first data is not ready', async () => {

@@ -83,6 +83,32 @@ const LOGIN_REQUIRED: ItemError = {
   display_message: null,
 };
 
+/**
+ * Item errors the person mends at the bank and then through Link's update mode, with the bodies Plaid's
+ * Item errors page shows (https://plaid.com/docs/errors/item/, "API error response" of each; HTTP 400).
+ */
+const PERSON_ERRORS = {
+  USER_SETUP_REQUIRED: {
+    error_type: 'ITEM_ERROR',
+    error_code: 'USER_SETUP_REQUIRED',
+    error_message: "the account has not been fully set up. prompt the user to visit the issuing institution's site and finish the setup process",
+    display_message: "The given account is not fully setup. Please visit your financial institution's website to setup your account.",
+  },
+  INSUFFICIENT_CREDENTIALS: {
+    error_type: 'ITEM_ERROR',
+    error_code: 'INSUFFICIENT_CREDENTIALS',
+    error_message: 'insufficient authorization was provided to complete the request',
+    display_message: 'INSUFFICIENT_CREDENTIALS',
+  },
+  MFA_NOT_SUPPORTED: {
+    error_type: 'ITEM_ERROR',
+    error_code: 'MFA_NOT_SUPPORTED',
+    error_message: 'this account requires a MFA type that we do not currently support for the institution',
+    display_message: 'The multi-factor security features enabled on this account are not currently supported for this financial institution. We apologize for the inconvenience.',
+  },
+} satisfies Record<string, ItemError>;
+export type PersonItemError = keyof typeof PERSON_ERRORS;
+
 const RATE_CODES: Record<string, string> = {
   '/accounts/get': 'ACCOUNTS_LIMIT',
   '/item/get': 'ITEM_GET_LIMIT',
@@ -118,7 +144,8 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
   const links = new Map<string, LinkSession>();
   const publicTokens = new Map<string, string>();
   const requests: AggregatorRequest[] = [];
-  const state = { startNotReady: options.startNotReady ?? false };
+  /** `nextSeed`: what the next item links instead of the default seed (once). */
+  const state: { startNotReady: boolean; nextSeed: AggregatorItemSeed | null } = { startNotReady: options.startNotReady ?? false, nextSeed: null };
 
   function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
     const text = JSON.stringify(body);
@@ -174,6 +201,10 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     if (recent.length > perMinute) throw new PlaidFailure(429, { error_type: 'RATE_LIMIT_EXCEEDED', error_code: code, error_message: message, display_message: null });
   }
 
+  /** The products the item was initialised with (`products` or an `optional_products` the bank supports). */
+  const productsOf = (item: Item) => item.seed.products ?? (item.seed.holdings.length > 0 ? ['investments', 'transactions'] : ['transactions']);
+  const consentedOf = (item: Item) => item.seed.consentedProducts ?? ['transactions', 'investments'];
+
   const itemView = (item: Item) => ({
     item_id: item.itemId,
     institution_id: item.seed.institution.institution_id,
@@ -181,16 +212,17 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     webhook: null,
     error: item.error ? { ...item.error, request_id: randomUUID() } : null,
     available_products: ['balance'],
-    billed_products: item.seed.holdings.length > 0 ? ['investments', 'transactions'] : ['transactions'],
-    products: item.seed.holdings.length > 0 ? ['investments', 'transactions'] : ['transactions'],
-    consented_products: ['transactions', 'investments'],
+    billed_products: productsOf(item),
+    products: productsOf(item),
+    consented_products: consentedOf(item),
     consented_data_scopes: ['account_balance_info', 'transactions'],
     consent_expiration_time: item.seed.consentExpirationTime,
     update_type: 'background',
   });
 
   function createItem(): Item {
-    const seed = structuredClone(seedOf());
+    const seed = structuredClone(state.nextSeed ?? seedOf());
+    state.nextSeed = null;
     const item: Item = {
       itemId: randomBytes(12).toString('base64url'),
       accessToken: `access-sandbox-${randomUUID()}`,
@@ -394,8 +426,16 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
         const item = itemOf(body);
         if (item.error) throw new PlaidFailure(400, item.error);
         limit(item, url.pathname);
+        // Plaid's Item errors page (https://plaid.com/docs/errors/item/): a product the item was not initialised
+        // with is PRODUCTS_NOT_SUPPORTED (its sample body has an empty message); the Invalid Input errors page
+        // (https://plaid.com/docs/errors/invalid-input/): a product the person did not consent to is
+        // ADDITIONAL_CONSENT_REQUIRED; an item with no investment account is NO_INVESTMENT_ACCOUNTS.
+        if (!productsOf(item).includes('investments')) throw fail(400, 'ITEM_ERROR', 'PRODUCTS_NOT_SUPPORTED', '');
+        if (!consentedOf(item).includes('investments')) throw fail(400, 'INVALID_INPUT', 'ADDITIONAL_CONSENT_REQUIRED', 'client does not have user consent to access the PRODUCT_INVESTMENTS product');
         const investment = item.accounts.filter((account) => account.type === 'investment');
-        if (investment.length === 0) throw fail(400, 'ITEM_ERROR', 'NO_INVESTMENT_ACCOUNTS', 'no investment accounts found for this item');
+        if (investment.length === 0) {
+          throw fail(400, 'ITEM_ERROR', 'NO_INVESTMENT_ACCOUNTS', 'There are no valid investment account(s) associated with this Item. See https://plaid.com/docs/api/#item-errors for more information.');
+        }
         return send(res, 200, { accounts: investment, holdings: item.seed.holdings, securities: item.seed.securities, item: itemView(item), request_id });
       }
       default:
@@ -476,6 +516,10 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     /** The bank wants the person to log in again: data calls answer `ITEM_LOGIN_REQUIRED` until a link in update mode. */
     requireLogin(itemId: string): void {
       itemById(itemId).error = { ...LOGIN_REQUIRED };
+    },
+    /** The bank wants the person to act (at the bank, then through a link in update mode): data calls answer this item error until then. */
+    setItemError(itemId: string, code: PersonItemError): void {
+      itemById(itemId).error = { ...PERSON_ERRORS[code] };
     },
     /** The next data calls of this item answer 429 `RATE_LIMIT_EXCEEDED`; the aggregator itself sends no `Retry-After`. */
     rateLimitNext(itemId: string, options: { times?: number; retryAfter?: string } = {}): void {

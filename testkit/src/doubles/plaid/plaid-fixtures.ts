@@ -55,6 +55,10 @@ export type AggregatorItemSeed = {
   holdings: AggregatorHolding[];
   /** ISO 8601, or null when the bank reports none (most US banks). */
   consentExpirationTime: string | null;
+  /** The item's `products` (and `billed_products`); default transactions, and investments when there are holdings. */
+  products?: string[];
+  /** The item's `consented_products`; default transactions and investments. */
+  consentedProducts?: string[];
 };
 
 const isoDay = (daysAgo: number, now = Date.now()) => new Date(now - daysAgo * 86_400_000).toISOString().slice(0, 10);

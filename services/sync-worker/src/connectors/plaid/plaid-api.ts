@@ -50,6 +50,8 @@ export const ItemSchema = z.object({
   consent_expiration_time: Text(64).nullish(),
   products: z.array(Text(64)).default([]),
   billed_products: z.array(Text(64)).default([]),
+  /** Absent on items made before consent was recorded; present and without a product, the person did not consent to it. */
+  consented_products: z.array(Text(64)).optional(),
 });
 export type PlaidItem = z.infer<typeof ItemSchema>;
 
@@ -112,6 +114,13 @@ const LinkSessionsSchema = z.object({
 });
 const ExchangeSchema = z.object({ access_token: Text(512).min(1), item_id: Text(256).min(1) });
 const InstitutionSchema = z.object({ institution: z.object({ institution_id: Text(128), name: Text(500), url: Text(2000).nullish() }) });
+
+/**
+ * The aggregator's answers that an item has no holdings to give (Plaid's Item and Invalid Input errors
+ * pages): the item lacks the Investments product, the person did not consent to it, or no account of
+ * the item is an investment account Plaid can read. None of them is a failure of the sync.
+ */
+const NO_HOLDINGS: ReadonlySet<string> = new Set(['PRODUCTS_NOT_SUPPORTED', 'ADDITIONAL_CONSENT_REQUIRED', 'NO_INVESTMENT_ACCOUNTS', 'NO_INVESTMENT_AUTH_ACCOUNTS']);
 
 /** The aggregator's answers that the item is not (any more) there: a removal has nothing left to do. */
 const ITEM_GONE: ReadonlySet<string> = new Set(['ITEM_NOT_FOUND', 'INVALID_ACCESS_TOKEN']);
@@ -209,7 +218,9 @@ export function createPlaidApi(options: PlaidApiOptions) {
     accounts: (accessToken: string) => call('/accounts/get', { access_token: accessToken }, z.object({ accounts: z.array(AccountSchema) })).then((answer) => answer.accounts),
     syncPage: (accessToken: string, cursor: string | undefined, count: number) =>
       call('/transactions/sync', { access_token: accessToken, count, ...(cursor ? { cursor } : {}) }, SyncPageSchema),
-    holdings: (accessToken: string) => call('/investments/holdings/get', { access_token: accessToken }, HoldingsSchema),
+    /** The item's holdings; none when the aggregator answers that the item has none to give (`NO_HOLDINGS`). */
+    holdings: (accessToken: string): Promise<PlaidHoldings> =>
+      call('/investments/holdings/get', { access_token: accessToken }, HoldingsSchema, (error) => (NO_HOLDINGS.has(error.error_code) ? { holdings: [], securities: [] } : undefined)),
     /**
      * Removes the item at the aggregator (its access token stops working there, and billing stops). An
      * item the aggregator no longer knows (`ITEM_NOT_FOUND`, `INVALID_ACCESS_TOKEN`) is already gone.

@@ -79,6 +79,12 @@ async function itemContext(api: PlaidApi, item: PlaidItem, context: ConnectorCon
   return { institutionName, institutionDomain, consentExpiresAt: consent && !Number.isNaN(consent.getTime()) ? consent.toISOString() : null, syncedAt: new Date().toISOString() };
 }
 
+/** The item was initialised with Investments (`products`, `billed_products`) and, where consent is recorded, the person consented to it. */
+export function hasInvestments(item: Pick<PlaidItem, 'products' | 'billed_products' | 'consented_products'>): boolean {
+  const initialised = [...item.products, ...item.billed_products].includes('investments');
+  return initialised && (item.consented_products === undefined || item.consented_products.includes('investments'));
+}
+
 export function createPlaidConnector(options: PlaidConnectorOptions): Connector {
   const pageSize = Math.min(Math.max(options.pageSize ?? 500, 1), 500);
 
@@ -113,14 +119,14 @@ export function createPlaidConnector(options: PlaidConnectorOptions): Connector 
     await context.cache.remove(TRANSACTION, [...changes.removed]);
     if (unreadable > 0) context.log.warn({ unreadable }, 'skipped aggregator transactions whose amount is not a number');
 
-    if (accounts.some((account) => account.type === 'investment')) {
-      const { holdings, securities } = await api.holdings(accessToken);
-      const byId = new Map(securities.map((security) => [security.security_id, security]));
-      const held = holdings.map((holding) => holdingRecord(holding, byId.get(holding.security_id), ids.get(holding.account_id), about.syncedAt));
-      await context.cache.upsert(HOLDING, held);
-      const listed = new Set(held.map((holding) => holding.source_id));
-      await context.cache.remove(HOLDING, (await context.cache.sourceIds(HOLDING)).filter((id) => !listed.has(id)));
-    }
+    // Holdings only from an item that has the Investments product and the person's consent to it: asked
+    // of any other item, the aggregator answers an error (PRODUCTS_NOT_SUPPORTED, ADDITIONAL_CONSENT_REQUIRED).
+    const { holdings, securities } = hasInvestments(item) ? await api.holdings(accessToken) : { holdings: [], securities: [] };
+    const byId = new Map(securities.map((security) => [security.security_id, security]));
+    const held = holdings.map((holding) => holdingRecord(holding, byId.get(holding.security_id), ids.get(holding.account_id), about.syncedAt));
+    await context.cache.upsert(HOLDING, held);
+    const listed = new Set(held.map((holding) => holding.source_id));
+    await context.cache.remove(HOLDING, (await context.cache.sourceIds(HOLDING)).filter((id) => !listed.has(id)));
 
     const notice = item.error ? `the bank aggregator reports ${item.error.error_code} for this bank` : undefined;
     return { mode: start ? 'incremental' : 'full', cursor: changes.nextCursor ? { transactions: changes.nextCursor } : {}, ...(notice ? { notice } : {}) };
