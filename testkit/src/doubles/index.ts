@@ -12,6 +12,8 @@ export * from './google/google-double.ts';
 export * from './icloud/test-ca.ts';
 export * from './icloud/local-transport.ts';
 export * from './icloud/local-servers.ts';
+export * from './icloud/imap-quirk-proxy.ts';
+export * from './icloud/icloud-imap.ts';
 export * from './icloud/dav-seeder.ts';
 export * from './google/google-gmail.ts';
 export * from './icloud/imap-seeder.ts';

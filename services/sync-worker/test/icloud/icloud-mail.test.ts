@@ -2,17 +2,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { sql } from '@pcg/shared/db';
-import { createImapSeeder, dovecotMissing, loopbackDialer, startDovecot, type ImapSeeder, type LocalServer, type TestCertificates } from '@pcg/testkit/doubles';
+import { createImapSeeder, dovecotMissing, loopbackDialer, startICloudImap, type ICloudImapServer, type ImapSeeder, type TestCertificates } from '@pcg/testkit/doubles';
 import { useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ICLOUD_IMAP_HOST } from '../../src/connectors/icloud/icloud-imap-pin.ts';
 import { connectionState } from '../helpers.ts';
-import { ACCOUNT, icloudCertificates, insertICloudSignIn, startICloudRig, type ICloudRig } from './icloud-setup.ts';
+import { ACCOUNT, icloudCertificates, insertICloudSignIn, replaceICloudCredentials, startICloudRig, type ICloudRig } from './icloud-setup.ts';
 
 const missing = dovecotMissing();
 const testEnv = useTestEnvironment();
 let certs: TestCertificates;
-let dovecot: LocalServer;
+let dovecot: ICloudImapServer;
 let rig: ICloudRig;
 let seed: ImapSeeder;
 let dialer: ReturnType<typeof loopbackDialer>;
@@ -47,10 +47,11 @@ async function syncedMail(): Promise<string> {
 describe.skipIf(missing !== undefined)(`iCloud mail over IMAP against Dovecot${missing ? ` — skipped: ${missing}` : ''}`, () => {
   beforeAll(async () => {
     certs = icloudCertificates();
-    dovecot = await startDovecot(certs, { name: ACCOUNT.appleId, password: ACCOUNT.appPassword });
+    // Only the iCloud Mail address logs in, and ENABLE is answered without an untagged ENABLED, as iCloud does.
+    dovecot = await startICloudImap(certs, { name: ACCOUNT.appleId, password: ACCOUNT.appPassword });
     dialer = loopbackDialer(dovecot.port);
     rig = await startICloudRig(testEnv, certs, { imap: { dial: dialer.dial, ca: certs.ca } });
-    seed = await createImapSeeder({ port: dovecot.port, ca: certs.ca, servername: ICLOUD_IMAP_HOST, user: ACCOUNT.appleId, password: ACCOUNT.appPassword });
+    seed = await createImapSeeder({ port: dovecot.dovecotPort, ca: certs.ca, servername: ICLOUD_IMAP_HOST, user: ACCOUNT.appleId, password: ACCOUNT.appPassword });
     for (const mailbox of ['Sent Messages', 'Archive', 'Drafts', 'Junk']) await seed.create(mailbox);
     await seed.append('INBOX', { from: ANN, to: 'Person <person@icloud.com>, bob@example.com', subject: 'Invoice March', date: WHEN, attachment: true });
     await seed.append('INBOX', { from: 'news@example.com', to: 'person@icloud.com', subject: 'Weekly news', date: WHEN }, ['\\Seen', '\\Flagged', '$Forwarded']);
@@ -84,6 +85,28 @@ describe.skipIf(missing !== undefined)(`iCloud mail over IMAP against Dovecot${m
     expect(invoice?.source_id).toMatch(/^INBOX:\d+:\d+$/);
     expect(bySubject(rows, 'Weekly news')[0]).toMatchObject({ is_read: true, labels: ['$Forwarded', 'flagged'], from: 'news@example.com', has_attachments: false });
     expect(new Set(dialer.dialed.map((dial) => `${dial.host}:${dial.port}`))).toEqual(new Set([`${ICLOUD_IMAP_HOST}:993`]));
+  });
+
+  it('opens credentials sealed before the iCloud Mail address existed (an Apple ID and app-specific password only)', async () => {
+    const { mail } = await insertICloudSignIn(testEnv.db, { appleId: ACCOUNT.appleId, appPassword: ACCOUNT.appPassword });
+    expect((await rig.syncNow(mail)).result).toMatchObject({ outcome: 'synced', mode: 'full' });
+    expect(bySubject(await messages(mail), 'Invoice March')).toEqual([expect.objectContaining({ account: ACCOUNT.appleId })]);
+  });
+
+  it('an Apple ID at another domain is refused under both names; the connection needs sign-in and says to enter the iCloud Mail address, which then logs in', async () => {
+    const appleId = 'person@example.com';
+    const { mail } = await insertICloudSignIn(testEnv.db, { appleId, appPassword: ACCOUNT.appPassword });
+    const { job } = await rig.syncNow(mail);
+    expect(await job.getState()).toBe('failed');
+    const refused = await connectionState(testEnv.db, mail);
+    expect(refused.status).toBe('needs_sign_in');
+    expect(refused.last_error).toContain('enter your iCloud Mail address');
+    expect(await messages(mail)).toEqual([]);
+
+    await replaceICloudCredentials(testEnv.db, mail, { appleId, appPassword: ACCOUNT.appPassword, mailAddress: ACCOUNT.appleId });
+    expect((await rig.syncNow(mail)).result).toMatchObject({ outcome: 'synced', mode: 'full' });
+    expect(await connectionState(testEnv.db, mail)).toMatchObject({ status: 'active', last_error: null });
+    expect(bySubject(await messages(mail), 'Invoice March')).toEqual([expect.objectContaining({ account: ACCOUNT.appleId, folder: 'INBOX' })]);
   });
 
   it('never fetches a body: Dovecot counts no body part read in any session of a full sync', async () => {

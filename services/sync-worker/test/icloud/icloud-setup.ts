@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, type Job } from 'bullmq';
+import { z } from 'zod';
 import { loadConfig } from '@pcg/shared/config';
 import { createConnectionQueries } from '@pcg/shared/connections';
 import { sealCredentials } from '@pcg/shared/crypto';
@@ -66,18 +67,31 @@ export async function startICloudRig(testEnv: TestEnvironment, certs: TestCertif
   };
 }
 
-/** The iCloud sign-in and its three connections, as the Console makes them (one per sector). */
-export async function insertICloudSignIn(db: DatabasePool): Promise<Record<'calendar' | 'contacts' | 'mail', string>> {
+/**
+ * The iCloud sign-in and its three connections, as the Console makes them (one per sector). `credentials`
+ * is sealed as given (default: the Apple ID and app-specific password, the shape from before the iCloud
+ * Mail address existed).
+ */
+export async function insertICloudSignIn(db: DatabasePool, credentials: Record<string, string> = ACCOUNT): Promise<Record<'calendar' | 'contacts' | 'mail', string>> {
   const signInId = randomUUID();
   const ids = { calendar: randomUUID(), contacts: randomUUID(), mail: randomUUID() };
   await db.transaction(async (tx) => {
-    await createSignInQueries(tx).insert({ id: signInId, provider: 'icloud', sealed: sealCredentials(TEST_KEY, ACCOUNT, signInId), grantedScopes: [], accountId: null });
+    await createSignInQueries(tx).insert({ id: signInId, provider: 'icloud', sealed: sealCredentials(TEST_KEY, credentials, signInId), grantedScopes: [], accountId: null });
     const connections = createConnectionQueries(tx);
     for (const sector of ['calendar', 'contacts', 'mail'] as const) {
       await connections.insert({ id: ids[sector], provider: 'icloud', sector, displayName: 'iCloud', signInId, ingestSecretHash: null, syncIntervalMinutes: 15 });
     }
   });
   return ids;
+}
+
+/** Replaces a connection's sign-in credentials as the Console's PATCH does: every connection of it is active again. */
+export async function replaceICloudCredentials(db: DatabasePool, connectionId: string, credentials: Record<string, string>): Promise<void> {
+  const signInId = await db.oneFirst(sql.type(z.object({ sign_in_id: z.string() }))`SELECT sign_in_id::text FROM connections WHERE id = ${connectionId}::uuid`);
+  await db.transaction(async (tx) => {
+    await createSignInQueries(tx).replaceCredentials(signInId, sealCredentials(TEST_KEY, credentials, signInId));
+    await createConnectionQueries(tx).credentialsReplaced(signInId);
+  });
 }
 
 /** Replaces the stored cursor, to play a token the server no longer knows. */

@@ -51,7 +51,7 @@ export function createICloudConnector(options: ICloudConnectorOptions = {}): Con
         case 'mail': {
           const credentials = credentialsOf(context);
           const session = () => openImapSession({ credentials, pin: options.imap ?? {}, timeoutMs: context.requestTimeoutMs, signal: context.signal });
-          return syncMail(context, session, credentials.appleId);
+          return syncMail(context, session, credentials.mailAddress ?? credentials.appleId);
         }
         default:
           throw new SourceRejectedError(`iCloud ${context.connection.sector} is not read yet`, 0, 'not read yet');
