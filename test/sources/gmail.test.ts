@@ -190,6 +190,23 @@ describe('Gmail through its own Google sign-in', () => {
     expect(bySubject(await read(), 'Frequency hopping')).toHaveLength(1);
   });
 
+  it('a Gmail API not enabled in the Cloud project (403 accessNotConfigured, SERVICE_DISABLED) names the API to enable and asks for no new sign-in', async () => {
+    google.state.disabledApis.add('gmail');
+    await fetch(`${consoleService.address}/api/connections/${id}/sync`, { method: 'POST' });
+    // The sync is retried, then the connection shows the error: the fix, never "needs sign-in".
+    const failed = await waitFor(async () => {
+      const row = await connection(id);
+      return row?.status === 'error' || row?.status === 'needs_sign_in' ? row : undefined;
+    }, 15_000, 'the failed mail sync');
+    expect(failed.status).toBe('error');
+    expect(failed.last_error).toContain('enable the Gmail API for this Google Cloud project');
+    expect(failed.last_error).not.toMatch(/sign in again/);
+    // Enabling the API is all it takes: the next sync works with the same sign-in.
+    google.state.disabledApis.delete('gmail');
+    await syncAndWait(id);
+    expect(await connection(id)).toMatchObject({ status: 'active', last_error: null });
+  });
+
   it('an expired access token is refreshed with the same refresh token, which Google does not rotate', async () => {
     const refreshes = google.state.refreshes;
     google.expireAccessTokens();

@@ -146,6 +146,22 @@ describe('Google Calendar and Contacts from one sign-in', () => {
     expect(google.state.refreshes).toBeGreaterThanOrEqual(1);
     expect(new Set(google.state.presentedRefreshTokens).size).toBe(1);
   });
+
+  it('a Calendar API not enabled in the Cloud project (403 accessNotConfigured, SERVICE_DISABLED) names the API to enable and asks for no new sign-in', async () => {
+    google.state.disabledApis.add('calendar');
+    await fetch(`${consoleService.address}/api/connections/${calendarId}/sync`, { method: 'POST' });
+    const failed = await waitFor(async () => {
+      const row = await connection(calendarId);
+      return row?.status === 'error' || row?.status === 'needs_sign_in' ? row : undefined;
+    }, 15_000, 'the failed calendar sync');
+    expect(failed.status).toBe('error');
+    expect(failed.last_error).toContain('enable the Google Calendar API for this Google Cloud project');
+    expect(failed.last_error).not.toMatch(/sign in again/);
+    expect(await connection(contactsId)).toMatchObject({ status: 'active' }); // the grant behind both is fine
+    google.state.disabledApis.delete('calendar');
+    await syncAndWait(calendarId);
+    expect(await connection(calendarId)).toMatchObject({ status: 'active', last_error: null });
+  });
 });
 
 describe('a recurring weekly meeting with one moved and one cancelled occurrence', () => {

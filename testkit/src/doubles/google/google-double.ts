@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createCalendarPart } from './google-calendar.ts';
 import { createGmailPart } from './google-gmail.ts';
-import { googleError, readForm, sendJson } from './google-http.ts';
+import { googleError, readForm, sendJson, serviceDisabled, type GoogleApi } from './google-http.ts';
 import { createPeoplePart } from './google-people.ts';
 
 export const GOOGLE_DOUBLE_SUB = '109876543210987654321';
@@ -22,8 +22,9 @@ type Fault = { prefix: string; status: number; reason: string; headers: Record<s
  * (authorization code with PKCE S256, `access_type=offline`, refresh tokens that do not rotate, the
  * granted scopes as full names, narrowed by `state.deniedScopes` as a consent with unticked boxes),
  * OpenID userinfo (`sub`), Calendar v3, the People API and Gmail v1. Every API answers 401 for an unknown or
- * expired access token, 403 `insufficientPermissions` for a scope not granted, and the faults a test
- * asks for (403 `rateLimitExceeded`, 429 with `Retry-After`, 5xx).
+ * expired access token, 403 `insufficientPermissions` for a scope not granted, 403 `SERVICE_DISABLED`
+ * for an API `state.disabledApis` holds, and the faults a test asks for (403 `rateLimitExceeded`, 429
+ * with `Retry-After`, 5xx).
  */
 export async function startGoogleDouble(options: GoogleDoubleOptions = {}) {
   const client = { clientId: options.clientId ?? 'google-client.apps.googleusercontent.com', clientSecret: options.clientSecret ?? 'google-secret' };
@@ -44,6 +45,8 @@ export async function startGoogleDouble(options: GoogleDoubleOptions = {}) {
     refreshes: 0,
     unauthorized: 0,
     requests: [] as Array<{ path: string; query: URLSearchParams; at: number }>,
+    /** APIs not enabled in the Cloud project of the client id: each answers 403 `SERVICE_DISABLED` (see `serviceDisabled`). */
+    disabledApis: new Set<GoogleApi>(),
   };
   const issue = (kind: string) => `ya29.${kind}-${randomBytes(12).toString('base64url')}`;
 
@@ -111,6 +114,8 @@ export async function startGoogleDouble(options: GoogleDoubleOptions = {}) {
         state.unauthorized += 1;
         return googleError(res, 401, 'authError', 'Request had invalid authentication credentials.', { status: 'UNAUTHENTICATED' });
       }
+      const api: GoogleApi | undefined = path.startsWith('/calendar/') ? 'calendar' : path.startsWith('/v1/people') ? 'people' : path.startsWith('/gmail/') ? 'gmail' : undefined;
+      if (api && state.disabledApis.has(api)) return serviceDisabled(res, api);
       if (!needs.some((scope) => scopes.includes(scope))) return googleError(res, 403, 'insufficientPermissions', 'Request had insufficient authentication scopes.', { status: 'PERMISSION_DENIED' });
       if (path === '/oauth2/v3/userinfo') return sendJson(res, 200, { sub: GOOGLE_DOUBLE_SUB, email: 'demo.person@example.com', email_verified: true });
       if (calendar.routes(res, path, url.searchParams) || people.routes(res, path, url.searchParams)) return;

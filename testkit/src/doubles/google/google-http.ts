@@ -19,6 +19,41 @@ export function googleError(res: ServerResponse, code: number, reason: string, m
   sendJson(res, code, { error }, options.headers);
 }
 
+/** The APIs the double serves, by the service name Google's errors give them (`google/api/error_reason.proto`, `ErrorInfo.metadata.service`). */
+export const GOOGLE_API_SERVICES = { gmail: { name: 'Gmail API', service: 'gmail.googleapis.com' }, calendar: { name: 'Google Calendar API', service: 'calendar-json.googleapis.com' }, people: { name: 'People API', service: 'people.googleapis.com' } } as const;
+export type GoogleApi = keyof typeof GOOGLE_API_SERVICES;
+/** The Cloud project the double's client id belongs to, as Google names it in `consumer`. */
+const DOUBLE_PROJECT = '424242424242';
+
+/**
+ * Google's 403 for an API not enabled in the Cloud project of the app's client id. The shape is the one
+ * Google's API front end sends today, both the legacy `errors[]` (domain `usageLimits`, reason
+ * `accessNotConfigured`) and the AIP-193 `details[]` with a `google.rpc.ErrorInfo` whose reason is
+ * `SERVICE_DISABLED` in the `googleapis.com` domain, `metadata.service` and `metadata.consumer`
+ * (`google/api/error_reason.proto`, ErrorReason SERVICE_DISABLED; Google Cloud "API design guide ›
+ * Errors" for `errors`/`details`; bodies as clients report them, e.g. googleworkspace/python-samples#17,
+ * taylorwilsdon/google_workspace_mcp#126 for Calendar). Whether Google checks the token before the
+ * project's enablement is not documented: the double checks the token first (a guess).
+ */
+export function serviceDisabled(res: ServerResponse, api: GoogleApi) {
+  const { name, service } = GOOGLE_API_SERVICES[api];
+  const activationUrl = `https://console.developers.google.com/apis/api/${service}/overview?project=${DOUBLE_PROJECT}`;
+  const message = `${name} has not been used in project ${DOUBLE_PROJECT} before or it is disabled. Enable it by visiting ${activationUrl} then retry. If you enabled this API recently, wait a few minutes for the action to propagate to our systems and retry.`;
+  sendJson(res, 403, {
+    error: {
+      code: 403,
+      message,
+      errors: [{ message, domain: 'usageLimits', reason: 'accessNotConfigured', extendedHelp: 'https://console.developers.google.com' }],
+      status: 'PERMISSION_DENIED',
+      details: [
+        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'SERVICE_DISABLED', domain: 'googleapis.com', metadata: { service, consumer: `projects/${DOUBLE_PROJECT}`, activationUrl, serviceTitle: name, containerInfo: DOUBLE_PROJECT } },
+        { '@type': 'type.googleapis.com/google.rpc.LocalizedMessage', locale: 'en-US', message },
+        { '@type': 'type.googleapis.com/google.rpc.Help', links: [{ description: 'Google developers console API activation', url: activationUrl }] },
+      ],
+    },
+  });
+}
+
 export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);

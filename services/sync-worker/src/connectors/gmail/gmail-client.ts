@@ -3,14 +3,16 @@ import type { ConnectorContext } from '../connector-types.ts';
 import { defaultClassifier } from '../kit/classifiers.ts';
 import { createSourceClient } from '../kit/source-client.ts';
 import { SourceTokenExpiredError, SourceUnavailableError } from '../kit/source-errors.ts';
-import type { SourceClassifier } from '../kit/source-verdict.ts';
+import { chainClassifiers, type SourceClassifier } from '../kit/source-verdict.ts';
+import { withApiEnabled } from '../google/api-disabled.ts';
 import { googleCredentials } from '../google/google-api.ts';
 
 export type GmailGet = <T>(path: string, params: URLSearchParams, schema: z.ZodType<T>, classify?: SourceClassifier) => Promise<T>;
 
 /**
  * Gmail's API under `<base>/users/me`: the Google error bodies decide (403 `rateLimitExceeded` and
- * `userRateLimitExceeded` are a quota, never a sign-in), query parameters may repeat
+ * `userRateLimitExceeded` are a quota, never a sign-in; 403 `SERVICE_DISABLED` names the Gmail API to
+ * enable), query parameters may repeat
  * (`metadataHeaders`, `historyTypes`), and the access token is read per request.
  *
  * An access token that expires during a sync (Google's last an hour; a full sync of a large mailbox at
@@ -28,7 +30,8 @@ export function gmailClient(context: ConnectorContext, apiBase: string): GmailGe
   };
   const send = (url: string, classify: SourceClassifier | undefined) => {
     const token = googleCredentials(context).accessToken;
-    return { token, answer: client.json(url, { auth: { authorization: `Bearer ${token}` }, ...(classify ? { classify } : {}) }) };
+    const answer = withApiEnabled('Gmail API', (disabled) => client.json(url, { auth: { authorization: `Bearer ${token}` }, classify: classify ? chainClassifiers(disabled, classify) : disabled }));
+    return { token, answer };
   };
   return async (path, params, schema, classify) => {
     const query = params.size > 0 ? `?${params.toString()}` : '';

@@ -36,7 +36,7 @@ export async function syncCalendar(context: ConnectorContext, apiBase: string, w
   const previous = CursorSchema.safeParse(context.cursor);
   const cursor: Cursor | undefined = previous.success && previous.data.horizon >= to ? previous.data : undefined;
   const horizon = cursor?.horizon ?? to + HORIZON_SLACK_MS;
-  const pages = googleReader(context, 'Google Calendar');
+  const pages = googleReader(context, 'Google Calendar', 'Google Calendar API');
 
   const calendars: CalendarInfo[] = [];
   for await (const page of pages(`${apiBase}/users/me/calendarList`, { maxResults: '250' }, CalendarListSchema)) {

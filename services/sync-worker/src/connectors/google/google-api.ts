@@ -5,6 +5,7 @@ import { defaultClassifier } from '../kit/classifiers.ts';
 import { nextPageToken, walkPages } from '../kit/paging.ts';
 import { createSourceClient } from '../kit/source-client.ts';
 import { SourceAuthError, SourceUnavailableError } from '../kit/source-errors.ts';
+import { withApiEnabled, type GoogleApiName } from './api-disabled.ts';
 
 export function googleCredentials(context: ConnectorContext) {
   const parsed = OAuthCredentialsSchema.safeParse(context.credentials);
@@ -14,16 +15,17 @@ export function googleCredentials(context: ConnectorContext) {
 
 /**
  * Google's APIs as one paged reader: Google's error bodies decide (403 `rateLimitExceeded` is a quota,
- * 410 `fullSyncRequired` and `EXPIRED_SYNC_TOKEN` an expired cursor, 401 a refresh), `pageToken` →
- * `nextPageToken` until the last page, which alone carries the sync token.
+ * 410 `fullSyncRequired` and `EXPIRED_SYNC_TOKEN` an expired cursor, 401 a refresh, 403
+ * `SERVICE_DISABLED` the `api` to enable), `pageToken` → `nextPageToken` until the last page, which
+ * alone carries the sync token.
  */
-export function googleReader(context: ConnectorContext, what: string) {
+export function googleReader(context: ConnectorContext, what: string, api: GoogleApiName) {
   const client = createSourceClient({ what, classifier: defaultClassifier, timeoutMs: context.requestTimeoutMs, signal: context.signal, maxRedirects: 0 });
   return async function* pages<P extends { nextPageToken?: string | null | undefined }>(url: string, query: Record<string, string>, schema: z.ZodType<P>): AsyncGenerator<P> {
     const fetchPage = async (token: string | undefined): Promise<P> => {
       const params = new URLSearchParams({ ...query, ...(token ? { pageToken: token } : {}) });
       // The token is read per page: a refresh during the walk replaced it.
-      const body = await client.json(`${url}?${params.toString()}`, { auth: { authorization: `Bearer ${googleCredentials(context).accessToken}` } });
+      const body = await withApiEnabled(api, (classify) => client.json(`${url}?${params.toString()}`, { auth: { authorization: `Bearer ${googleCredentials(context).accessToken}` }, classify }));
       const parsed = schema.safeParse(body);
       if (!parsed.success) throw new SourceUnavailableError(`${what} answered in an unexpected shape`);
       return parsed.data;

@@ -18,7 +18,7 @@ const CursorSchema = z.object({ syncToken: z.string() });
 export async function syncContacts(context: ConnectorContext, apiBase: string): Promise<SyncOutcome> {
   const previous = CursorSchema.safeParse(context.cursor);
   const syncToken = previous.success ? previous.data.syncToken : undefined;
-  const pages = googleReader(context, 'Google Contacts');
+  const pages = googleReader(context, 'Google Contacts', 'People API');
   const query = { personFields: PERSON_FIELDS, pageSize: '1000', requestSyncToken: 'true', ...(syncToken ? { syncToken } : {}) };
   const listed = new Set<string>();
   const deleted: string[] = [];

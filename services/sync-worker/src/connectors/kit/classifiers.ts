@@ -7,6 +7,8 @@ const SIGN_IN_REASONS = new Set(['ITEM_LOGIN_REQUIRED', 'invalid_grant', 'USER_P
 const RATE_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'quotaExceeded', 'dailyLimitExceeded', 'RATE_LIMIT_EXCEEDED', 'RESOURCE_EXHAUSTED', 'ApplicationThrottled']);
 /** The incremental cursor is gone (Calendar `fullSyncRequired`, People `EXPIRED_SYNC_TOKEN`, Graph's sync state). */
 const CURSOR_REASONS = new Set(['fullSyncRequired', 'EXPIRED_SYNC_TOKEN', 'SyncStateNotFound', 'SyncStateInvalid', 'resyncRequired']);
+/** The operator's Cloud project lacks the API (Google `accessNotConfigured`, `SERVICE_DISABLED`): the grant is fine, a sign-in cannot help. */
+const SETUP_REASONS = new Set(['accessNotConfigured', 'SERVICE_DISABLED']);
 /** RFC 6578's precondition for a stale WebDAV sync-token, in whichever status a server chose. */
 const DAV_SYNC_TOKEN = /valid-sync-token/;
 
@@ -29,6 +31,7 @@ export const transientClassifier: SourceClassifier = ({ status, headers }) => {
  */
 export const defaultClassifier: SourceClassifier = (answer) => {
   const reasons = errorReasons(answer.text);
+  if (reasons.some((reason) => SETUP_REASONS.has(reason))) return { kind: 'rejected' };
   if (reasons.some((reason) => SIGN_IN_REASONS.has(reason))) return { kind: 'needs_sign_in' };
   if (reasons.some((reason) => RATE_REASONS.has(reason))) return { kind: 'rate_limited', retryAfterMs: parseRetryAfter(answer.headers.get('retry-after')) };
   if (reasons.some((reason) => CURSOR_REASONS.has(reason)) || (answer.status < 500 && DAV_SYNC_TOKEN.test(answer.text))) return { kind: 'cursor_expired' };
