@@ -147,6 +147,37 @@ describe('Google Calendar and Contacts from one sign-in', () => {
     expect(new Set(google.state.presentedRefreshTokens).size).toBe(1);
   });
 
+  it('lists in full from the start of the window (timeMin), goes on with the sync token alone, and keeps nothing that ended before the window', async () => {
+    const DAY = 86_400_000;
+    // CALENDAR_PAST_DAYS' default: 90 days before today's UTC midnight.
+    const windowStart = Math.floor(Date.now() / DAY) * DAY - 90 * DAY;
+    const at = (ms: number) => ({ dateTime: new Date(ms).toISOString().replace('.000Z', 'Z'), timeZone: 'UTC' });
+    google.calendar.add({ id: 'beforewindow', calendarId: 'primary-calendar@example.com', summary: 'Before the window', start: at(windowStart - 3 * DAY), end: at(windowStart - 2 * DAY) });
+    google.calendar.add({ id: 'acrossedge', calendarId: 'primary-calendar@example.com', summary: 'Across the window start', start: at(windowStart - DAY), end: at(windowStart + 2 * DAY) });
+    google.calendar.expireSyncTokens();
+    const from = google.state.requests.length;
+    await syncAndWait(calendarId);
+    const full = google.state.requests.slice(from).filter((call) => call.path.endsWith('/events') && !call.query.has('syncToken'));
+    expect(full.length).toBeGreaterThanOrEqual(2); // both selected calendars, and their further pages
+    for (const call of full) {
+      const timeMin = Date.parse(call.query.get('timeMin') ?? '');
+      expect(timeMin).toBeLessThanOrEqual(windowStart);
+      expect(timeMin).toBeGreaterThanOrEqual(windowStart - 2 * DAY);
+    }
+    const events = await read('calendar.event');
+    expect(byTitle(events, 'Before the window')).toHaveLength(0);
+    expect(byTitle(events, 'Long ago')).toHaveLength(0);
+    expect(byTitle(events, 'Across the window start')).toHaveLength(1);
+
+    // Google refuses timeMin beside a sync token (400): the next sync sends the token alone and succeeds.
+    const next = google.state.requests.length;
+    await syncAndWait(calendarId);
+    const incremental = google.state.requests.slice(next).filter((call) => call.path.endsWith('/events'));
+    expect(incremental.length).toBeGreaterThan(0);
+    expect(incremental.every((call) => call.query.has('syncToken') && !call.query.has('timeMin'))).toBe(true);
+    expect(await connection(calendarId)).toMatchObject({ status: 'active', last_error: null });
+  });
+
   it('a Calendar API not enabled in the Cloud project (403 accessNotConfigured, SERVICE_DISABLED) names the API to enable and asks for no new sign-in', async () => {
     google.state.disabledApis.add('calendar');
     await fetch(`${consoleService.address}/api/connections/${calendarId}/sync`, { method: 'POST' });

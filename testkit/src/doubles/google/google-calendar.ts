@@ -35,7 +35,10 @@ function shift(at: DoubleEvent['start'], ms: number): DoubleEvent['start'] {
  * `singleEvents` expansion (instance ids `<series>_<original start>`, `recurringEventId`,
  * `originalStartTime`), `pageToken` paging with pages that can be short, `nextSyncToken` only on the
  * last page, the parameters a `syncToken` refuses (400), sparse cancelled rows in incremental answers,
- * and 410 `fullSyncRequired` once the tokens are expired.
+ * and 410 `fullSyncRequired` once the tokens are expired. `timeMin` (exclusive, on an event's end) and
+ * `timeMax` (exclusive, on its start) bound a full listing, which still ends with a sync token, as the
+ * sync guide's own example does (Initial full sync, `setTimeMin` a year back); the incremental answers of
+ * that token then bring every change, inside the bounds or not (not documented: a guess).
  */
 export function createCalendarPart(options: { now: number; tick: () => number }) {
   const calendars: DoubleCalendar[] = [
@@ -89,10 +92,17 @@ export function createCalendarPart(options: { now: number; tick: () => number })
     const calendar = calendars.find((candidate) => candidate.id === calendarId || (calendarId === 'primary' && candidate.primary));
     if (!calendar) return googleError(res, 404, 'notFound', 'Not Found');
     const syncToken = query.get('syncToken');
+    // events.list reference, `syncToken`, and the sync guide ("Synchronize resources efficiently",
+    // Incremental sync): these may not accompany a sync token; the reason Google names is a guess.
     if (syncToken) {
-      for (const refused of ['timeMin', 'timeMax', 'updatedMin', 'q', 'orderBy', 'iCalUID']) {
+      for (const refused of ['timeMin', 'timeMax', 'updatedMin', 'q', 'orderBy', 'iCalUID', 'privateExtendedProperty', 'sharedExtendedProperty']) {
         if (query.has(refused)) return googleError(res, 400, 'invalid', `The syncToken cannot be used together with ${refused}.`);
       }
+    }
+    // events.list reference, `timeMin`/`timeMax`: RFC 3339 with a mandatory offset; Google's 400 wording is a guess.
+    for (const bound of ['timeMin', 'timeMax']) {
+      const value = query.get(bound);
+      if (value !== null && (!/(Z|[+-]\d{2}:\d{2})$/i.test(value) || Number.isNaN(Date.parse(value)))) return googleError(res, 400, 'badRequest', `Bad Request: ${bound} must be an RFC 3339 timestamp with an offset.`);
     }
     if (query.get('showDeleted') === 'false' && syncToken) return googleError(res, 400, 'invalid', 'showDeleted=false is not allowed with a syncToken.');
     const opened = syncToken ? opaque.open<{ calendarId: string; seq: number; generation: number; singleEvents: boolean }>(syncToken) : undefined;

@@ -23,16 +23,27 @@ const CursorSchema = z.object({ horizon: z.number(), tokens: z.record(z.string()
 type Cursor = z.infer<typeof CursorSchema>;
 
 /**
- * Calendar v3 (reference §7.1) with sync tokens. Google refuses `timeMin`/`timeMax` beside a `syncToken`,
- * so the listing is unbounded (`singleEvents=true`, one row per occurrence) and only the window's
- * occurrences are kept. A full sync keeps them up to a horizon a week past the window's edge and stores
- * it; once the window's edge passes the horizon, the next sync lists in full again, so occurrences that
- * came into the window are taken and those that left it are removed.
+ * The window's edges at UTC midnights, as the other calendar connectors place theirs, so a sync later
+ * the same day asks for the same `timeMin`.
+ */
+export function windowEdges(now: number, window: CalendarWindow): { from: number; to: number } {
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  return { from: today - window.pastDays * DAY_MS, to: today + window.futureDays * DAY_MS };
+}
+
+/**
+ * Calendar v3 (reference §7.1) with sync tokens (`singleEvents=true`, one row per occurrence). The full
+ * listing is bounded below by the window's start: Google's sync guide ("Synchronize resources
+ * efficiently", Initial full sync) lets the first request be restricted by parameters, its own example
+ * sets `timeMin`, and the token it ends with is then sent alone, since `timeMin`/`timeMax` beside a
+ * `syncToken` are refused (events.list reference, `syncToken`). Incremental answers may still carry
+ * changes outside the window, so only the window's occurrences are kept. A full sync keeps them up to a
+ * horizon a week past the window's edge and stores it; once the window's edge passes the horizon, the
+ * next sync lists in full again, so occurrences that came into the window are taken and those that left
+ * it are removed.
  */
 export async function syncCalendar(context: ConnectorContext, apiBase: string, window: CalendarWindow): Promise<SyncOutcome> {
-  const now = Date.now();
-  const from = now - window.pastDays * DAY_MS;
-  const to = now + window.futureDays * DAY_MS;
+  const { from, to } = windowEdges(Date.now(), window);
   const previous = CursorSchema.safeParse(context.cursor);
   const cursor: Cursor | undefined = previous.success && previous.data.horizon >= to ? previous.data : undefined;
   const horizon = cursor?.horizon ?? to + HORIZON_SLACK_MS;
@@ -54,7 +65,8 @@ export async function syncCalendar(context: ConnectorContext, apiBase: string, w
     const records: Array<ReturnType<typeof eventRecord>> = [];
     const gone: string[] = [];
     let nextSyncToken: string | undefined;
-    const query = { singleEvents: 'true', maxResults: '2500', ...(token ? { syncToken: token } : {}) };
+    // `timeMin` is an exclusive bound on an event's end; a day earlier lists the all-day events that `inWindow` keeps with its day's slack.
+    const query = { singleEvents: 'true', maxResults: '2500', ...(token ? { syncToken: token } : { timeMin: new Date(from - DAY_MS).toISOString() }) };
     for await (const page of pages(`${apiBase}/calendars/${encodeURIComponent(calendar.id)}/events`, query, EventsPageSchema)) {
       for (const event of parseEach(context, 'Google Calendar event', GoogleEventSchema, page.items)) {
         const id = eventSourceId(calendar.id, event.id);
