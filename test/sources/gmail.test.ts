@@ -164,6 +164,29 @@ describe('Gmail through its own Google sign-in', () => {
     expect(calls(next, '/history')).toHaveLength(1);
   });
 
+  it('a 429 on one messages.get in the middle of a full sync: the retried sync goes on where it stopped, asks for no stored message again, and keeps the history id of its start', async () => {
+    const before = (await read()).map((row) => row.source_id).sort();
+    google.gmail.expireHistory();
+    // The sixth get is on the second page (four a page): the first page is written, part of the second too.
+    google.gmail.state.rateLimitGetAt = google.gmail.state.gets + 6;
+    google.gmail.state.onRateLimited = () => void google.gmail.add({ from: 'Mary Somerville <mary@example.com>', subject: 'Connexion of the sciences', daysAgo: 0 });
+    const from = google.state.requests.length;
+    await syncAndWait(id);
+    google.gmail.state.onRateLimited = undefined;
+    const asked = google.state.requests.slice(from).filter((call) => call.path.startsWith('/gmail/v1/users/me/messages/')).map((call) => call.path);
+    expect(asked).toHaveLength(before.length + 1); // each message once, and the one refused with 429 once more
+    expect(new Set(asked).size).toBe(before.length);
+    expect(calls(from, '/profile')).toHaveLength(1); // one start, one history id
+    expect((await read()).map((row) => row.source_id).sort()).toEqual(before);
+    expect(await connection(id)).toMatchObject({ status: 'active', last_error: null });
+
+    // The next start is the history id taken before the listing: the mail that came during the full sync arrives now.
+    const next = google.state.requests.length;
+    await syncAndWait(id);
+    expect(calls(next, '/messages')).toHaveLength(0);
+    expect(bySubject(await read(), 'Connexion of the sciences')).toHaveLength(1);
+  });
+
   it('an access token that runs out in the middle of a full sync is refreshed once, and the sync goes on without starting over', async () => {
     const before = await read();
     const refreshes = google.state.refreshes;

@@ -155,6 +155,13 @@ export function createConnectionQueries(db: CommonQueryMethods) {
         SELECT c.source_time_zone FROM connections c
         WHERE ${MINE} AND c.source_time_zone IS NOT NULL
         ORDER BY c.last_synced_at DESC NULLS LAST, c.created_at LIMIT 1`),
+    /**
+     * Progress of a sync still under way (a long full sync cut short by a rate limit), for its next attempt to
+     * resume from: the cursor alone, nothing counts as synced. The sync's final cursor replaces it.
+     */
+    async saveCursor(id: string, cursor: unknown): Promise<void> {
+      await db.query(sql.unsafe`UPDATE connections c SET sync_cursor = ${sql.jsonb(cursor as Json)}, updated_at = now() WHERE c.id = ${id}::uuid AND ${MINE}`);
+    },
     /** A failure the operator should see; `exhausted` (no retry left) also marks the connection `error`. */
     async noteFailure(id: string, message: string, exhausted: boolean): Promise<void> {
       await db.query(sql.unsafe`

@@ -57,6 +57,11 @@ export type ConnectorContext = {
   refreshToken(): Promise<void>;
   /** Connector-private state kept on the connection (`sync_cursor`); null before the first sync. */
   cursor: unknown;
+  /**
+   * Stores `cursor` on the connection now, before the sync ends: progress the next attempt resumes from
+   * (Gmail's full sync cut short by a rate limit). The sync's own cursor replaces it. Syncs only.
+   */
+  saveProgress?(cursor: unknown): Promise<void>;
   /** Aborted on shutdown (sync) or at the caller's deadline (live). */
   signal: AbortSignal;
   /** Timeout of one request to the source, in milliseconds. */

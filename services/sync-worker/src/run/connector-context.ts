@@ -26,7 +26,7 @@ export function connectionInfo(row: Pick<ConnectionRow, 'id' | 'provider' | 'sec
 export function buildConnectorContext(
   deps: ContextDeps,
   row: ConnectionRow,
-  options: { signal: AbortSignal; requestTimeoutMs: number; log: Logger },
+  options: { signal: AbortSignal; requestTimeoutMs: number; log: Logger; saveProgress?: (cursor: unknown) => Promise<void> },
 ) {
   const connection = connectionInfo(row);
   const refresh = deps.refreshCredentials ?? noTokenRefresh;
@@ -35,6 +35,7 @@ export function buildConnectorContext(
     connection,
     credentials: row.credentials ? openCredentials(deps.credentialsKey, row.credentials, row.credentials_context) : null,
     cursor: row.sync_cursor ?? null,
+    ...(options.saveProgress ? { saveProgress: options.saveProgress } : {}),
     signal: options.signal,
     requestTimeoutMs: options.requestTimeoutMs,
     cache,

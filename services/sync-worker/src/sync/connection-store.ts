@@ -41,6 +41,7 @@ export function createConnectionStore(db: DatabasePool) {
     withSyncLock: <T>(id: string, work: () => Promise<T>) => withConnectionSyncLock(db, id, work),
 
     recordSuccess: (id: string, outcome: SyncSuccess) => connections.recordSuccess(id, outcome),
+    saveCursor: (id: string, cursor: unknown) => connections.saveCursor(id, cursor),
     noteFailure: (id: string, message: string, exhausted: boolean) => connections.noteFailure(id, message, exhausted),
     /**
      * The source refused the credentials: the grant is gone, so every connection of its sign-in waits

@@ -62,7 +62,8 @@ export function createSyncRunner(deps: SyncRunnerDeps) {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const result = await deps.store.withSyncLock(connection.id, async () => {
-        const context = buildConnectorContext(deps, connection, { signal: controller.signal, requestTimeoutMs: deps.requestTimeoutMs, log });
+        const saveProgress = (cursor: unknown) => deps.store.saveCursor(connection.id, cursor);
+        const context = buildConnectorContext(deps, connection, { signal: controller.signal, requestTimeoutMs: deps.requestTimeoutMs, log, saveProgress });
         log.debug({ reason: data.reason }, 'sync started');
         const outcome = await withTokenRefresh(context, () => syncWithResync(context, sync, connector?.provider.objects ?? []));
         if (outcome.notRun !== undefined) {

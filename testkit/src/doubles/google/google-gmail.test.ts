@@ -43,7 +43,7 @@ describe('the Gmail part of the Google double (reference §5)', () => {
       ids.push(...page.messages.map((message) => message.id));
       pageToken = page.nextPageToken;
     } while (pageToken);
-    const visible = [...google.gmail.messages.values()].filter((message) => !message.labelIds.includes('SPAM')).sort((a, b) => b.internalDate - a.internalDate);
+    const visible = [...google.gmail.messages.values()].filter((message) => !message.labelIds.includes('SPAM')).sort((a, b) => b.internalDate - a.internalDate || (a.id < b.id ? 1 : -1));
     expect(ids).toEqual(visible.map((message) => message.id));
   });
 

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { googleError, pageOf, sendJson } from './google-http.ts';
+import { googleError, opaque, pageOf, sendJson } from './google-http.ts';
 
 export const GMAIL_DOUBLE_ADDRESS = 'demo.person@example.com';
 const ME = `Demo Person <${GMAIL_DOUBLE_ADDRESS}>`;
@@ -46,6 +46,9 @@ export function createGmailPart(options: { now: number }) {
     gets: 0,
     /** Every access token expires as the `messages.get` with this number (counting from 1) arrives: a token running out mid-sync. */
     expireAccessTokensAtGet: undefined as number | undefined,
+    /** The `messages.get` with this number (counting from 1) answers 429 once, and `onRateLimited` runs: a rate limit in the middle of a full sync. */
+    rateLimitGetAt: undefined as number | undefined,
+    onRateLimited: undefined as (() => void) | undefined,
   };
   // Gaps between history ids, as Gmail's (reference §5.4): clients must not count on consecutive ids.
   const bump = () => (historyId += 3);
@@ -92,17 +95,32 @@ export function createGmailPart(options: { now: number }) {
     const labelIds = query.getAll('labelIds');
     const rows = current()
       .filter((message) => visible(message, query) && labelIds.every((label) => message.labelIds.includes(label)))
-      .sort((a, b) => b.internalDate - a.internalDate);
+      .sort((a, b) => b.internalDate - a.internalDate || (a.id < b.id ? 1 : -1));
     const size = Math.min(Number(query.get('maxResults') ?? '100'), 500, state.pageSize);
-    const page = pageOf(rows, query.get('pageToken'), size, `${labelIds.join(',')}|${query.get('includeSpamTrash') ?? ''}`);
-    if (page === 'bad') return googleError(res, 400, 'invalidArgument', 'Invalid pageToken');
-    return sendJson(res, 200, { messages: page.slice.map((message) => ({ id: message.id, threadId: message.threadId })), ...(page.next ? { nextPageToken: page.next } : {}), resultSizeEstimate: rows.length });
+    // Page tokens are opaque (reference §5.6). The double's carry the last message given, so mail that
+    // arrives or goes between two pages shifts nothing; how Gmail's own behave is not documented (a guess).
+    const listing = `${labelIds.join(',')}|${query.get('includeSpamTrash') ?? ''}`;
+    const token = query.get('pageToken');
+    const after = token ? opaque.open<{ listing: string; date: number; id: string }>(token) : undefined;
+    if (token && (!after || after.listing !== listing)) return googleError(res, 400, 'invalidArgument', 'Invalid pageToken');
+    const rest = after ? rows.filter((message) => message.internalDate < after.date || (message.internalDate === after.date && message.id < after.id)) : rows;
+    const slice = rest.slice(0, size);
+    const last = slice.at(-1);
+    const next = rest.length > size && last ? opaque.seal({ listing, date: last.internalDate, id: last.id }) : undefined;
+    return sendJson(res, 200, { messages: slice.map((message) => ({ id: message.id, threadId: message.threadId })), ...(next ? { nextPageToken: next } : {}), resultSizeEstimate: rows.length });
   }
 
   async function get(res: ServerResponse, id: string, query: URLSearchParams, metadataOnly: boolean) {
     const format = query.get('format') ?? 'full';
     if (metadataOnly && (format === 'full' || format === 'raw')) return googleError(res, 403, 'forbidden', `Metadata scope doesn't allow format ${format.toUpperCase()}`);
     state.gets += 1;
+    if (state.gets === state.rateLimitGetAt) {
+      state.rateLimitGetAt = undefined;
+      state.onRateLimited?.();
+      // Gmail "Resolve errors", 429 Too many requests: a per-user limit (concurrent requests, bandwidth),
+      // "User-rate limit exceeded" with a time to retry; the time is given here as `Retry-After` (a guess).
+      return googleError(res, 429, 'rateLimitExceeded', `User-rate limit exceeded.  Retry after ${new Date(Date.now() + 1_000).toISOString()}`, { status: 'RESOURCE_EXHAUSTED', headers: { 'retry-after': '1' } });
+    }
     state.inFlight += 1;
     state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
     try {

@@ -13,7 +13,7 @@ export function googleError(res: ServerResponse, code: number, reason: string, m
     message,
     ...(options.details
       ? { details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'googleapis.com' }] }
-      : { errors: [{ domain: code === 403 && reason.toLowerCase().includes('limit') ? 'usageLimits' : 'global', reason, message }] }),
+      : { errors: [{ domain: (code === 403 || code === 429) && reason.toLowerCase().includes('limit') ? 'usageLimits' : 'global', reason, message }] }),
     ...(options.status ? { status: options.status } : {}),
   };
   sendJson(res, code, { error }, options.headers);
