@@ -24,7 +24,7 @@ const SERVICES = ['console', 'gateway', 'audit-writer', 'sync-worker'] as const;
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const root = path.resolve(import.meta.dirname, '..');
 
-/** Every variable any service reads, checked before anything starts. */
+/** The settings the launcher uses and most services share, checked before anything starts; each service checks the rest of its own at its start. */
 const launchConfigSchema = logConfig.extend({
   ...dbConfig.shape,
   ...redisConfig.shape,
