@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { gateTags } from './test/support/gate-tags.ts';
 
 export default defineConfig({
   test: {
@@ -6,6 +7,12 @@ export default defineConfig({
     // Fault tests kill processes and stop stores under load: they run alone, in `npm run test:faults`.
     exclude: ['**/node_modules/**', '**/*.fault.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    // Every test process reaches only loopback and unix sockets; what else a test tries fails (conventions, Tests).
+    setupFiles: ['test/support/no-internet.ts'],
+    // A test may be skipped only by one of these tags, where the machine lacks what it needs.
+    tags: gateTags(),
+    // After a whole run, the requirements map is checked against the tests that ran (docs/requirements.md).
+    reporters: ['default', './test/requirements/requirements-map-reporter.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
