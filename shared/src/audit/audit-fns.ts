@@ -11,7 +11,8 @@ import {
 } from './audit-types.ts';
 
 /** Spec 8: a field whose name contains one of these, in any case, has its value replaced. */
-const SENSITIVE_NAME = /pass|secret|token|key|authorization|cookie/i;
+export const SENSITIVE_NAME_WORDS = ['pass', 'secret', 'token', 'key', 'authorization', 'cookie'] as const;
+const SENSITIVE_NAME = new RegExp(SENSITIVE_NAME_WORDS.join('|'), 'i');
 
 export function isSensitiveFieldName(name: string): boolean {
   return SENSITIVE_NAME.test(name);
