@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_ACTS } from '@pcg/shared/audit';
+import { openCredentials } from '@pcg/shared/crypto';
 import { sql } from '@pcg/shared/db';
 import { blockingConnection, openSyncProducer } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
@@ -141,6 +143,47 @@ describe('connecting iCloud', () => {
     const schedules = await scheduled();
     for (const connection of made) expect(schedules.get(connection.id)).toBe(15 * 60_000);
     expect(created.text).not.toContain(password);
+  });
+});
+
+describe('the iCloud Mail address', () => {
+  const key = randomBytes(32);
+  let keyed: TestConsole;
+  const password = 'abcd-efgh-ijkl-mnop';
+  const keyedCall = (method: string, path: string, body?: unknown) => api(keyed.address, method, path, body);
+  const stored = async (signInId: string) => {
+    const sealed = await testEnv.db.oneFirst(sql.type(z.object({ credentials: z.instanceof(Buffer) }))`SELECT credentials FROM sign_ins WHERE id = ${signInId}::uuid`);
+    return openCredentials(key, sealed, signInId);
+  };
+  beforeAll(async () => {
+    keyed = await startTestConsole(testEnv, audit.recorder, { CREDENTIALS_KEY: key.toString('base64') });
+  });
+  afterAll(async () => keyed?.close());
+
+  it('is an optional, labelled field of the iCloud form', async () => {
+    const { providers } = (await keyedCall('GET', '/api/providers')).json as { providers: Array<{ kind: string; credentials: { properties: Record<string, { title?: string }>; required: string[] } }> };
+    const icloud = providers.find((provider) => provider.kind === 'icloud');
+    expect(icloud?.credentials.properties.mailAddress?.title).toBe('iCloud Mail address (optional)');
+    expect(icloud?.credentials.required).toEqual(['appleId', 'appPassword']);
+  });
+
+  it('an existing iCloud connection gets it by replacing its credentials, which makes it active again; another domain is refused naming the field', async () => {
+    const created = await keyedCall('POST', '/api/connections', { provider: 'icloud', credentials: { appleId: 'person@example.com', appPassword: password } });
+    expect(created.status).toBe(201);
+    const mail = (created.json.connections as Array<{ id: string; sector: string; signInId: string }>).find((connection) => connection.sector === 'mail');
+    if (!mail) throw new Error('no mail connection');
+    expect(await stored(mail.signInId)).toEqual({ appleId: 'person@example.com', appPassword: password });
+
+    await testEnv.db.query(sql.unsafe`UPDATE connections SET status = 'needs_sign_in', last_error = 'iCloud Mail refused the Apple ID' WHERE id = ${mail.id}::uuid`);
+    const refused = await keyedCall('PATCH', `/api/connections/${mail.id}`, { credentials: { appleId: 'person@example.com', appPassword: password, mailAddress: 'person@gmail.com' } });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toContain("'credentials.mailAddress' must be your iCloud Mail address, ending @icloud.com, @me.com or @mac.com");
+    expect(refused.text).not.toContain(password);
+
+    const updated = await keyedCall('PATCH', `/api/connections/${mail.id}`, { credentials: { appleId: 'person@example.com', appPassword: password, mailAddress: ' Person@iCloud.com ' } });
+    expect(updated.status).toBe(200);
+    expect(updated.json.connection).toMatchObject({ status: 'active', lastError: null });
+    expect(await stored(mail.signInId)).toEqual({ appleId: 'person@example.com', appPassword: password, mailAddress: 'person@icloud.com' });
   });
 });
 

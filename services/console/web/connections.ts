@@ -3,6 +3,7 @@ import { button, copyButton, h, labelled, notice, replace, time, uid } from './d
 import { linkConnectParts } from './link.ts';
 import { oauthConnectParts, signInLink } from './oauth.ts';
 import { claimForm } from './claim-form.ts';
+import { credentialsOf } from './credential-values.ts';
 import { credentialFields } from './provider-forms.ts';
 import { renderSignIns } from './sign-ins.ts';
 import type { Connection, Provider } from './types.ts';
@@ -60,7 +61,7 @@ function connectForm(provider: Provider, done: (answer: WithSecret) => Promise<v
     replace(form, heading, about, ...fields.map((field) => field.element), labelled('Name in the Console', displayName), labelled('Sync every (minutes)', interval), h('button', { type: 'submit' }, `Connect ${provider.displayName}`));
     form.addEventListener('submit', (event) => {
       event.preventDefault();
-      const credentials = Object.fromEntries(fields.map((field) => [field.name, field.value()]));
+      const credentials = credentialsOf(fields);
       void submit({ provider: provider.kind, ...named(), syncIntervalMinutes: Number(interval.value), credentials }).then(() => form.reset());
     });
   } else if (provider.signIn === 'push') {
