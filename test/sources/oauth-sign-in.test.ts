@@ -4,7 +4,7 @@ import type { AuditEvent } from '@pcg/shared/audit';
 import { loadConfig } from '@pcg/shared/config';
 import { createConnectionQueries } from '@pcg/shared/connections';
 import { registerExtraProvider } from '@pcg/shared/providers';
-import { NO_SECTORS_GRANTED } from '@pcg/shared/sign-ins';
+import { createSignInQueries, NO_SECTORS_GRANTED } from '@pcg/shared/sign-ins';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
@@ -12,7 +12,7 @@ import { SIGN_IN_STATE_REFUSED } from '../../services/console/src/sign-ins/sign-
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
 import { CONNECTORS } from '../../services/sync-worker/src/connectors/registry.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
-import { DOUBLE_SECRET_PREFIX, startOAuthProviderDouble, type OAuthProviderDouble } from '../support/oauth-provider-double.ts';
+import { DOUBLE_SECRET_PREFIX, startOAuthProviderDouble, type OAuthProviderDouble, type TokenFailure } from '../support/oauth-provider-double.ts';
 import { oauthTestConnector, oauthTestProvider, TEST_OAUTH_SCOPES } from '../support/oauth-test-provider.ts';
 
 // The oauth sign-in end to end (issue 14, done when): the Console's routes, the sync-worker's code
@@ -209,5 +209,96 @@ describe('an oauth sign-in through the Console', () => {
     const state = new URL(firstCallback).searchParams.get('state') ?? '';
     expect(state).not.toBe('');
     expect(everything).not.toContain(state);
+  });
+});
+
+describe('a token endpoint that cannot answer now, or refuses the application (issue 31 item 13)', () => {
+  let signInId = '';
+  const rows = () => connectionsOfSignIn(signInId);
+  const syncNow = async (id: string) => expect((await fetch(`${consoleService.address}/api/connections/${id}/sync`, { method: 'POST' })).status).toBe(202);
+  const syncedAt = async (id: string) => (await createConnectionQueries(testEnv.db).get(id))?.last_synced_at ?? null;
+  const signInRow = async () => (await createSignInQueries(testEnv.db).get(signInId)) ?? undefined;
+
+  beforeAll(async () => {
+    double.state.accountId = 'account-13';
+    const answer = await signIn(['Mail.Read', 'Calendars.Read']);
+    double.state.accountId = 'account-1';
+    expect(answer.status).toBe(200);
+    signInId = answer.body.signInId as string;
+    await waitFor(async () => ((await rows()).every((row) => row.last_synced_at !== null) ? true : undefined), 10_000, 'the first syncs');
+  });
+
+  it.each([
+    // RFC 6585 4: 429 Too Many Requests, with Retry-After. The OAuth-style body is a guess: no reference
+    // in hand shows a token endpoint's 429 body; it is what turned a throttled refresh into "grant gone".
+    ['429 with Retry-After', { status: 429, retryAfter: '1', body: { error: 'temporarily_unavailable', error_description: 'too many requests' } }],
+    // RFC 9110 15.5.9: 408 Request Timeout, the server gave up waiting for the request. The body is a guess, as above.
+    ['408', { status: 408, body: { error: 'temporarily_unavailable', error_description: 'request timed out' } }],
+    // RFC 9110 15.6.4 and 10.2.3: 503 with Retry-After.
+    ['503 with Retry-After', { status: 503, retryAfter: '1', body: { error: 'temporarily_unavailable' } }],
+    // Microsoft identity platform, "Error codes for token endpoint errors": `temporarily_unavailable`, "the server
+    // is temporarily too busy to handle the request", retry after a small delay (400, RFC 6749 5.2's status).
+    ['400 temporarily_unavailable', { status: 400, body: { error: 'temporarily_unavailable', error_description: 'AADSTS: the server is busy' } }],
+  ] satisfies Array<[string, TokenFailure]>)('answered %s to a refresh, retries the sync and leaves every connection of the sign-in as it was', async (_label, failure) => {
+    double.expireAccessTokens();
+    double.state.tokenFailures = [failure];
+    const before = double.state.refreshRequests;
+    const [calendar, mail] = await rows();
+    const last = mail?.last_synced_at ?? null;
+    await syncNow(mail?.id ?? '');
+    await waitFor(async () => ((await syncedAt(mail?.id ?? '')) !== last ? true : undefined), 15_000, 'the sync after the retry');
+    expect(double.state.refreshRequests - before).toBe(2);
+    expect((await rows()).map((row) => [row.sector, row.status])).toEqual([
+      ['calendar', 'active'],
+      ['mail', 'active'],
+    ]);
+    expect((await rows())[0]?.last_error).toBe(calendar?.last_error);
+    expect(await signInRow()).toMatchObject({ status: 'active', last_error: null });
+    if (failure.status === 429) {
+      const logged = workerLog.lines().map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(logged).toContainEqual(expect.objectContaining({ msg: 'source rate limited the sync', connectionId: mail?.id, retryAfterMs: 1_000 }));
+    }
+  });
+
+  it('refused the application (invalid_client, an expired secret): keeps the grant, says to replace the credentials in Settings, and new ones heal it without a sign-in', async () => {
+    const NEW_SECRET = 'SENTINEL-client-secret-renewed';
+    double.replaceClientSecret(NEW_SECRET);
+    double.expireAccessTokens();
+    const [, mail] = await rows();
+    await syncNow(mail?.id ?? '');
+    await waitFor(async () => ((await rows()).every((row) => row.status === 'error') ? true : undefined), 10_000, 'both connections in error');
+    const message = (await signInRow())?.last_error ?? '';
+    expect(message).toMatch(/^Test OAuth provider refused the gateway's application credentials \(invalid_client\)/);
+    expect(message).toMatch(/Settings/);
+    expect(message).not.toMatch(/sign in again/);
+    expect(await signInRow()).toMatchObject({ status: 'active' });
+    expect((await rows()).map((row) => [row.status, row.last_error])).toEqual([
+      ['error', message],
+      ['error', message],
+    ]);
+    const status = (await (await fetch(`${consoleService.address}/api/status`)).json()) as { connections: Array<{ id: string; health: string; last_error: string }> };
+    const mine = new Set((await rows()).map((row) => row.id));
+    expect(status.connections.filter((row) => mine.has(row.id)).map((row) => [row.health, row.last_error])).toEqual([
+      ['error', message],
+      ['error', message],
+    ]);
+
+    // A new sign-in cannot help: the code exchange is refused for the same reason, and the Console says where to go.
+    const again = await signIn(['Mail.Read', 'Calendars.Read'], `?signInId=${signInId}`);
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatch(/Settings/);
+
+    // New application credentials in Settings: the next syncs renew the access with the grant kept.
+    const refreshes = double.state.refreshes;
+    const saved = await fetch(`${consoleService.address}/api/connect/test-oauth/app`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...CLIENT, clientSecret: NEW_SECRET }),
+    });
+    expect(saved.status).toBe(204);
+    for (const row of await rows()) await syncNow(row.id);
+    await waitFor(async () => ((await rows()).every((row) => row.status === 'active' && row.last_error === null) ? true : undefined), 10_000, 'both connections active again');
+    expect(double.state.refreshes - refreshes).toBe(1);
+    expect(await signInRow()).toMatchObject({ status: 'active', last_error: null });
   });
 });

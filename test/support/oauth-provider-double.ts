@@ -6,6 +6,8 @@ import type { AddressInfo } from 'node:net';
 export const DOUBLE_SECRET_PREFIX = 'SENTINEL-oauth-';
 
 type Client = { clientId: string; clientSecret: string };
+/** A token endpoint answer a test scripts for the next refresh request, instead of the tokens. */
+export type TokenFailure = { status: number; body?: Record<string, string>; retryAfter?: string };
 type PendingCode = { redirectUri: string; challenge: string | undefined; scopes: string[] };
 
 /**
@@ -13,10 +15,12 @@ type PendingCode = { redirectUri: string; challenge: string | undefined; scopes:
  * one protected API. Test code only: it never ships in a service.
  * - `GET /authorize` issues a code and redirects to the client's redirect URI with the state;
  * - `POST /token` exchanges a code (checking client, redirect URI and PKCE) or a refresh token (rotated:
- *   the old one stops working), granting `grantedScopes`;
+ *   the old one stops working), granting `grantedScopes`; a refresh request first takes the next
+ *   scripted `TokenFailure`, if any;
  * - `GET /me` names the account; `GET /items` is the API, 401 for an unknown or expired token.
  */
-export async function startOAuthProviderDouble(client: Client) {
+export async function startOAuthProviderDouble(registered: Client) {
+  const client = { ...registered };
   const codes = new Map<string, PendingCode>();
   const accessTokens = new Set<string>();
   const refreshTokens = new Set<string>();
@@ -26,10 +30,17 @@ export async function startOAuthProviderDouble(client: Client) {
     accountId: 'account-1',
     /** How long `/token` takes to answer a refresh, to make two refreshes overlap. */
     refreshDelayMs: 0,
+    /** Refreshes answered with new tokens. */
     refreshes: 0,
+    /** Every refresh request, however it was answered. */
+    refreshRequests: 0,
+    /** Answers for the next refresh requests, taken in order (see `TokenFailure`). */
+    tokenFailures: [] as TokenFailure[],
     unauthorized: 0,
     lastAuthorize: undefined as URLSearchParams | undefined,
   };
+  /** While set, refreshes wait for it before answering (see `holdRefreshes`). */
+  let gate: Promise<void> | undefined;
   const issue = (kind: string) => `${DOUBLE_SECRET_PREFIX}${kind}-${randomBytes(12).toString('base64url')}`;
 
   const json = (res: ServerResponse, status: number, body: unknown) => {
@@ -67,7 +78,20 @@ export async function startOAuthProviderDouble(client: Client) {
       }
       if (req.method === 'POST' && url.pathname === '/token') {
         const form = await readForm(req);
-        if (form.get('client_id') !== client.clientId || form.get('client_secret') !== client.clientSecret) return json(res, 401, { error: 'invalid_client' });
+        if (form.get('grant_type') === 'refresh_token') {
+          state.refreshRequests += 1;
+          const failure = state.tokenFailures.shift();
+          if (failure) {
+            res.writeHead(failure.status, { 'content-type': 'application/json', ...(failure.retryAfter ? { 'retry-after': failure.retryAfter } : {}) });
+            return res.end(failure.body ? JSON.stringify(failure.body) : '');
+          }
+        }
+        // RFC 6749 5.2: a client that fails authentication (an unknown id, a wrong or expired secret) is
+        // `invalid_client`, which the server may answer with 401; Microsoft answers 401 with the
+        // secret's AADSTS code (AADSTS7000215 wrong, AADSTS7000222 expired) in `error_description`.
+        if (form.get('client_id') !== client.clientId || form.get('client_secret') !== client.clientSecret) {
+          return json(res, 401, { error: 'invalid_client', error_description: 'AADSTS7000222: The provided client secret keys are expired.' });
+        }
         if (form.get('grant_type') === 'authorization_code') {
           const pending = codes.get(form.get('code') ?? '');
           codes.delete(form.get('code') ?? '');
@@ -81,6 +105,7 @@ export async function startOAuthProviderDouble(client: Client) {
           if (!refreshTokens.delete(presented)) return json(res, 400, { error: 'invalid_grant', error_description: 'refresh token revoked or rotated out' });
           state.refreshes += 1;
           await new Promise((resolve) => setTimeout(resolve, state.refreshDelayMs));
+          await gate;
           return json(res, 200, tokens(state.grantedScopes));
         }
         return json(res, 400, { error: 'unsupported_grant_type' });
@@ -105,6 +130,21 @@ export async function startOAuthProviderDouble(client: Client) {
     expireAccessTokens: () => accessTokens.clear(),
     /** The operator revoked the app at the provider: every refresh is `invalid_grant`. */
     revokeGrant: () => refreshTokens.clear(),
+    /** Refreshes (already rotated) wait to answer until the returned function is called. */
+    holdRefreshes: () => {
+      let release = () => {};
+      gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return () => {
+        gate = undefined;
+        release();
+      };
+    },
+    /** The app's secret expired and a new one was made at the provider: only `secret` is accepted from now on; grants are kept. */
+    replaceClientSecret: (secret: string) => {
+      client.clientSecret = secret;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

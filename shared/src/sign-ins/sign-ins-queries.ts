@@ -66,6 +66,20 @@ export function createSignInQueries(db: CommonQueryMethods) {
       await connections.signInNeeded(id, message);
     },
 
+    /**
+     * The provider refused the gateway's application credentials on a refresh: the grant is kept and the
+     * sign-in stays active, but it and its running connections say why nothing renews until new
+     * application credentials are saved (the next refresh that works clears it).
+     */
+    async appRefused(id: string, message: string): Promise<void> {
+      await db.query(sql.unsafe`
+        WITH s AS (
+          UPDATE sign_ins s SET last_error = ${message}, updated_at = now() WHERE s.id = ${id}::uuid AND ${MINE} RETURNING s.id
+        )
+        UPDATE connections c SET status = CASE WHEN c.status = 'active' THEN 'error' ELSE c.status END, last_error = ${message}, updated_at = now()
+        FROM s WHERE c.sign_in_id = s.id AND c.status IN ('active', 'error')`);
+    },
+
     /** Saves (or replaces) a provider's sealed application credentials. */
     async saveApp(provider: string, sealed: Buffer): Promise<void> {
       await db.query(sql.unsafe`

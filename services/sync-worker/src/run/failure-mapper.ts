@@ -5,6 +5,7 @@ import type { LiveJob, LiveJobResult } from '@pcg/shared/queues';
 import type { ConnectorContext } from '../connectors/connector-types.ts';
 import {
   LiveRequestError,
+  SourceAppCredentialsError,
   SourceAuthError,
   SourceError,
   SourceRateLimitedError,
@@ -32,6 +33,7 @@ export type Failure =
   | { kind: 'shutdown' }
   | { kind: 'rate_limited'; message: string; retryAfterMs: number }
   | { kind: 'needs_sign_in'; message: string }
+  | { kind: 'app_refused'; message: string }
   | { kind: 'rejected'; message: string }
   | { kind: 'retry'; message: string; retryAfterMs?: number }
   | { kind: 'internal'; error: unknown };
@@ -40,6 +42,7 @@ export function readFailure(error: unknown): Failure {
   if (error instanceof ShutdownError) return { kind: 'shutdown' };
   if (error instanceof SourceRateLimitedError) return { kind: 'rate_limited', message: error.message, retryAfterMs: error.retryAfterMs };
   if (error instanceof SourceAuthError) return { kind: 'needs_sign_in', message: `${error.message}; sign in again` };
+  if (error instanceof SourceAppCredentialsError) return { kind: 'app_refused', message: error.message };
   if (error instanceof CredentialsCipherError) return { kind: 'needs_sign_in', message: CIPHER_MESSAGE };
   if (error instanceof SourceRejectedError || error instanceof LiveRequestError) return { kind: 'rejected', message: error.message };
   if (error instanceof SourceUnavailableError) {
@@ -86,6 +89,9 @@ export type FailureDeps = {
  *   holds up another's sync); a live job answers when to try again;
  * - needs sign-in (revoked credentials, a refused refresh, credentials this key cannot open) → the
  *   connection shows it, its scheduler is removed, and a sync fails for good (`UnrecoverableError`);
+ * - the provider refused the gateway's application credentials → the connection is `error` with a message
+ *   naming Settings, the sync fails without retries (they would only repeat the refusal) and stays
+ *   scheduled, so the first sync after new credentials are saved heals it with the grant it kept;
  * - anything else (5xx, network, timeout, a rejection, a bug) → a sync is retried with backoff (no sooner
  *   than a `Retry-After`) and marked `error` when no attempt is left; a live job answers the message.
  * The connection's `last_error` says what happened every time; cached data is never touched here.
@@ -112,6 +118,10 @@ export function createFailureMapper(deps: FailureDeps) {
         case 'needs_sign_in':
           await needsSignIn(connectionId, failure.message);
           throw new UnrecoverableError(failure.message);
+        case 'app_refused':
+          await deps.store.noteFailure(connectionId, failure.message, true);
+          deps.log.warn({ connectionId, jobId: job.id, reason: failure.message }, 'the provider refused the application credentials');
+          throw new UnrecoverableError(failure.message);
         default: {
           const exhausted = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
           const message = failure.kind === 'internal' ? INTERNAL_SYNC_FAILURE : failure.message;
@@ -136,6 +146,7 @@ export function createFailureMapper(deps: FailureDeps) {
         case 'rate_limited':
           return failed(`the source is rate limiting requests; try again in ${Math.ceil(failure.retryAfterMs / 1000)} s`);
         case 'rejected':
+        case 'app_refused':
           return failed(failure.message);
         case 'retry':
           return failed(acting ? `${failure.message}; the action may or may not have been carried out` : failure.message);

@@ -2,7 +2,7 @@ import { openCredentials } from '@pcg/shared/crypto';
 import type { CommonQueryMethods } from 'slonik';
 import { createSignInQueries, providerAppContext, ProviderAppSchema, type ProviderApp } from '@pcg/shared/sign-ins';
 import { z } from 'zod';
-
+import { transientClassifier } from '../connectors/kit/classifiers.ts';
 
 /** What a sign-in of an `oauth` provider keeps, sealed on the sign-in. */
 export const OAuthCredentialsSchema = z.object({
@@ -12,6 +12,8 @@ export const OAuthCredentialsSchema = z.object({
   expiresAt: z.number().nullable(),
   /** The scopes the provider last reported as granted, so a connector reads only what it may (absent on older sign-ins). */
   scopes: z.array(z.string()).optional(),
+  /** The provider's name of the signed-in account, for display (Microsoft: the ID token's `preferred_username`); kept across refreshes. */
+  accountName: z.string().optional(),
 });
 export type OAuthCredentials = z.infer<typeof OAuthCredentialsSchema>;
 
@@ -21,19 +23,46 @@ const TokenAnswerSchema = z.object({
   refresh_token: z.string().min(1).optional(),
   expires_in: z.coerce.number().positive().optional(),
   scope: z.string().optional(),
+  /** OpenID Connect: present when `openid` was granted. */
+  id_token: z.string().min(1).optional(),
 });
 const TokenErrorSchema = z.object({ error: z.string().regex(/^[\w.-]{1,64}$/) });
 
-export type TokenAnswer =
-  | { ok: true; credentials: OAuthCredentials; scope: string | undefined }
-  /** The provider answered with an OAuth error (`invalid_grant`, `invalid_client`, …): a refusal, not an outage. */
-  | { ok: false; error: string };
+/**
+ * What an OAuth error answer from a token endpoint (RFC 6749 5.2) asks of the gateway:
+ * - `grant_gone`: only the person can help, by signing in again (`invalid_grant`; Microsoft's token
+ *   endpoint also answers `interaction_required` and `consent_required`, and carries its AADSTS codes —
+ *   an expired or revoked refresh token, a password change, MFA — inside `invalid_grant`);
+ * - `app_refused`: the gateway's application credentials are refused (`invalid_client`: an unknown
+ *   client or an expired secret, Microsoft's AADSTS7000215/7000222; `unauthorized_client`: the app may not
+ *   use this grant, AADSTS700016 app not found): only new credentials in Settings help, not a sign-in;
+ * - `transient`: the server is busy (`temporarily_unavailable`, `server_error`): try again later;
+ * - `rejected`: the request itself was refused (`invalid_request`, `invalid_scope`, `unsupported_grant_type`…).
+ */
+export type TokenRefusal = 'grant_gone' | 'app_refused' | 'rejected';
 
-/** The provider could not be reached or answered something that is not OAuth (5xx, timeout, garbage): try again later. */
+const GRANT_GONE = new Set(['invalid_grant', 'interaction_required', 'consent_required']);
+const APP_REFUSED = new Set(['invalid_client', 'unauthorized_client']);
+const BUSY = new Set(['temporarily_unavailable', 'server_error']);
+
+export type TokenAnswer =
+  | { ok: true; credentials: OAuthCredentials; scope: string | undefined; idToken?: string }
+  /** The provider answered with an OAuth error that is not an outage: `error` is its code. */
+  | { ok: false; error: string; status: number; refusal: TokenRefusal };
+
+/**
+ * The provider could not be reached, or could not answer now: a network failure, a timeout, an answer
+ * that is not OAuth, or a 429, 408, 5xx or `temporarily_unavailable` whatever its body. Try again later,
+ * no sooner than `retryAfterMs` when the provider said so; `rateLimited` for a 429.
+ */
 export class ProviderUnreachableError extends Error {
-  constructor(message: string) {
+  readonly retryAfterMs: number | undefined;
+  readonly rateLimited: boolean;
+  constructor(message: string, options: { retryAfterMs?: number; rateLimited?: boolean } = {}) {
     super(message);
     this.name = 'ProviderUnreachableError';
+    this.retryAfterMs = options.retryAfterMs;
+    this.rateLimited = options.rateLimited ?? false;
   }
 }
 
@@ -50,7 +79,7 @@ export async function requestToken(
   tokenUrl: string,
   form: Record<string, string>,
   timeoutMs: number,
-  previous: Pick<OAuthCredentials, 'refreshToken' | 'scopes'> = { refreshToken: null },
+  previous: Pick<OAuthCredentials, 'refreshToken' | 'scopes' | 'accountName'> = { refreshToken: null },
 ): Promise<TokenAnswer> {
   let response: Response;
   try {
@@ -68,22 +97,32 @@ export async function requestToken(
   if (response.ok) {
     const parsed = TokenAnswerSchema.safeParse(body);
     if (!parsed.success) throw new ProviderUnreachableError('the provider answered the token request with something that is not a token');
-    const { access_token, refresh_token, expires_in, scope } = parsed.data;
+    const { access_token, refresh_token, expires_in, scope, id_token } = parsed.data;
     return {
       ok: true,
       scope,
+      ...(id_token ? { idToken: id_token } : {}),
       // A provider that does not rotate keeps the refresh token it gave before.
       credentials: {
         accessToken: access_token,
         refreshToken: refresh_token ?? previous.refreshToken,
         expiresAt: expires_in ? Date.now() + expires_in * 1000 : null,
         ...(scope !== undefined ? { scopes: scope.split(' ').filter(Boolean) } : previous.scopes ? { scopes: previous.scopes } : {}),
+        ...(previous.accountName !== undefined ? { accountName: previous.accountName } : {}),
       },
     };
   }
+  // A 429, 408 or 5xx is the server's state, not a verdict on the grant, even with an OAuth error body.
+  const transient = transientClassifier({ status: response.status, headers: response.headers, text: '' });
+  if (transient?.kind === 'rate_limited') {
+    throw new ProviderUnreachableError(`the provider's token endpoint is rate limiting (HTTP ${response.status})`, { retryAfterMs: transient.retryAfterMs, rateLimited: true });
+  }
+  if (transient?.kind === 'retry_later') throw new ProviderUnreachableError(`the provider's token endpoint answered HTTP ${response.status}`, { retryAfterMs: transient.retryAfterMs });
   const refusal = TokenErrorSchema.safeParse(body);
-  if (response.status >= 400 && response.status < 500 && refusal.success) return { ok: false, error: refusal.data.error };
-  throw new ProviderUnreachableError(`the provider's token endpoint answered ${response.status}`);
+  if (response.status < 400 || !refusal.success) throw new ProviderUnreachableError(`the provider's token endpoint answered HTTP ${response.status}`);
+  const { error } = refusal.data;
+  if (BUSY.has(error)) throw new ProviderUnreachableError(`the provider's token endpoint is busy (${error})`);
+  return { ok: false, error, status: response.status, refusal: GRANT_GONE.has(error) ? 'grant_gone' : APP_REFUSED.has(error) ? 'app_refused' : 'rejected' };
 }
 
 /** The provider's id of the signed-in account: a GET with the new token, one JSON field. */

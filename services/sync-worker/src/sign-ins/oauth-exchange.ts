@@ -5,7 +5,8 @@ import type { Logger } from '@pcg/shared/logger';
 import { findProvider, realOrigins, type RebaseUrl } from '@pcg/shared/providers';
 import type { OAuthExchangeJob, SignInJobResult, SyncProducer } from '@pcg/shared/queues';
 import { applyGrant, NO_SECTORS_GRANTED, OTHER_ACCOUNT } from '@pcg/shared/sign-ins';
-import { loadProviderApp, ProviderUnreachableError, readAccountId, requestToken } from './oauth-client.ts';
+import { nameAccount } from './account-name.ts';
+import { loadProviderApp, ProviderUnreachableError, requestToken } from './oauth-client.ts';
 
 export type OAuthExchangeDeps = {
   db: DatabasePool;
@@ -52,20 +53,24 @@ export function createOAuthExchangeRunner(deps: OAuthExchangeDeps) {
       );
       if (!answer.ok) {
         log.warn({ error: answer.error }, 'provider refused the sign-in code');
+        if (answer.refusal === 'app_refused') {
+          // A new sign-in with the same application credentials would be refused the same way.
+          return refused('not_configured', `${provider.displayName} refused the application credentials saved in Settings (${answer.error}): replace its client ID and secret in Settings › Provider applications, then start the sign-in again`);
+        }
         return refused('provider_refused', `${provider.displayName} refused the sign-in (${answer.error}); start it again`);
       }
       // RFC 6749 5.1: a token answer without `scope` grants exactly what was asked.
       const grantedScopes = answer.scope === undefined ? [...oauth.scopes] : answer.scope.split(' ').filter(Boolean);
       const sectors = oauth.sectorsOf(grantedScopes);
       if (sectors.length === 0) return refused('no_sectors', NO_SECTORS_GRANTED);
-      const accountId = await readAccountId({ ...oauth.account, url: rebase(oauth.account.url) }, answer.credentials.accessToken, deps.requestTimeoutMs);
+      const account = await nameAccount(oauth.account, { accessToken: answer.credentials.accessToken, idToken: answer.idToken }, { clientId: app.clientId, rebase, timeoutMs: deps.requestTimeoutMs });
       const outcome = await applyGrant(deps.db, {
         provider,
         signInId: data.signInId,
-        accountId,
+        accountId: account.id,
         grantedScopes,
         sectors,
-        seal: (signInId) => sealCredentials(deps.credentialsKey, { ...answer.credentials, scopes: grantedScopes }, signInId),
+        seal: (signInId) => sealCredentials(deps.credentialsKey, { ...answer.credentials, scopes: grantedScopes, ...(account.name ? { accountName: account.name } : {}) }, signInId),
       });
       if (outcome.outcome === 'refused') {
         return refused(outcome.message === OTHER_ACCOUNT ? 'other_account' : outcome.message === NO_SECTORS_GRANTED ? 'no_sectors' : 'provider_refused', outcome.message);

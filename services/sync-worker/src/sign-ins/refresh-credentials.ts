@@ -1,12 +1,15 @@
 import type { RefreshCredentials } from '../connectors/connector-types.ts';
 import { noTokenRefresh } from '../run/connector-context.ts';
 import { OAuthCredentialsSchema } from './oauth-client.ts';
-import { RefreshUnavailableError, SignInRefusedError, type TokenRefresher } from './token-refresh.ts';
+import { SignInRefusedError, type TokenRefresher } from './token-refresh.ts';
 
 /**
  * The connector context's refresh hook, answered by the sign-ins' one refresher: the connection's
  * sign-in is refreshed (once, under its lock), with the access token the source just refused, so a
- * token another connection already replaced is reused rather than refreshed twice.
+ * token another connection already replaced is reused rather than refreshed twice. A grant that is
+ * gone is answered `refused`; every other failure (rate limited with its `Retry-After`, unavailable,
+ * application credentials refused) is thrown as the refresher's own source error, which keeps what the
+ * failure mapper needs to know.
  */
 export function refreshThroughSignIns(refresher: Pick<TokenRefresher, 'refreshAccessToken'>): RefreshCredentials {
   return async (connection, current) => {
@@ -16,7 +19,6 @@ export function refreshThroughSignIns(refresher: Pick<TokenRefresher, 'refreshAc
       return { ok: true, credentials: await refresher.refreshAccessToken(connection.signInId, { rejected }) };
     } catch (error) {
       if (error instanceof SignInRefusedError) return { ok: false, reason: 'refused', message: error.message };
-      if (error instanceof RefreshUnavailableError) return { ok: false, reason: 'unavailable', message: error.message };
       throw error;
     }
   };

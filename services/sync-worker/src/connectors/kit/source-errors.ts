@@ -39,6 +39,13 @@ export class SourceTokenExpiredError extends SourceError {}
 export class SourceAuthError extends SourceError {}
 
 /**
+ * The provider refused the gateway's own application credentials (OAuth `invalid_client`,
+ * `unauthorized_client`): the person's grant may be intact, and a new sign-in cannot help; only new
+ * application credentials in Settings can. The message names the provider and says so.
+ */
+export class SourceAppCredentialsError extends SourceError {}
+
+/**
  * The incremental cursor is no longer valid (Gmail 404 history, Calendar and Graph 410, People
  * `EXPIRED_SYNC_TOKEN`, CalDAV `valid-sync-token`, IMAP UIDVALIDITY): the runner syncs once in full.
  */
