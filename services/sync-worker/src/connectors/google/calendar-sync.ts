@@ -23,10 +23,10 @@ const CursorSchema = z.object({ horizon: z.number(), tokens: z.record(z.string()
 type Cursor = z.infer<typeof CursorSchema>;
 
 /**
- * The window's edges at UTC midnights, as the other calendar connectors place theirs, so a sync later
+ * The window's edges at UTC midnights, as the Microsoft connector places its own, so a sync later
  * the same day asks for the same `timeMin`.
  */
-export function windowEdges(now: number, window: CalendarWindow): { from: number; to: number } {
+function windowEdges(now: number, window: CalendarWindow): { from: number; to: number } {
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   return { from: today - window.pastDays * DAY_MS, to: today + window.futureDays * DAY_MS };
 }
