@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '@pcg/shared/config';
 import { createConnectionQueries } from '@pcg/shared/connections';
 import { sealCredentials } from '@pcg/shared/crypto';
-import { sql } from '@pcg/shared/db';
+import { MIGRATIONS_DIR, sql } from '@pcg/shared/db';
 import { CONSOLE_ACTS, type AuditEvent } from '@pcg/shared/audit';
 import type { AccountMatchList, AccountMatchView } from '@pcg/shared/finance';
 import { blockingConnection, openSyncProducer } from '@pcg/shared/queues';
@@ -132,8 +135,9 @@ describe('finance account deduplication', () => {
       state: 'same',
       automatic: true,
       answeredAt: null,
-      first: { connectionId: connectionIds[0], sourceId: 'A-chk', lastFour: '4821' },
-      second: { connectionId: connectionIds[1], sourceId: 'B-chk', lastFour: '4821' },
+      // Keyed by bridge connection and account id (the doubles name a bank's connection CON-<domain>).
+      first: { connectionId: connectionIds[0], sourceId: 'CON-chase.com/A-chk', lastFour: '4821' },
+      second: { connectionId: connectionIds[1], sourceId: 'CON-www.Chase.com/B-chk', lastFour: '4821' },
     });
     // Agents read the earlier connection's copy only, and its transactions once.
     expect(await accountNames('chase.com')).toEqual(['Total Checking ••4821']);
@@ -251,5 +255,65 @@ describe('finance account deduplication', () => {
     expect(await accountNames('capitalone.com')).toEqual(['Venture Rewards']);
     const card = await query({ object: 'finance.transaction', where: [{ field: 'amount', op: 'eq', value: '-19.99' }] });
     expect(card.rows.map((row) => row.connection_id)).toEqual([connectionIds[1]]);
+  });
+});
+
+// Issue 31 item 10: bridge accounts were keyed by their bare id, which is unique only within one bridge
+// connection. The migration re-keys the rows cached before, and the operator's answers with them.
+describe('finance account matches across the bridge key migration', () => {
+  const MIGRATION = path.join(MIGRATIONS_DIR, '1795300020340_simplefin-connection-keys.sql');
+  const upSql = () => readFileSync(MIGRATION, 'utf8').split('-- Down Migration')[0] ?? '';
+  const second = () => connectionIds[1] ?? '';
+  const keysOf = async (table: 'finance_accounts' | 'finance_transactions', id: string) =>
+    (await testEnv.db.any(sql.type(z.object({ source_id: z.string() }))`SELECT source_id FROM ${sql.identifier([table])} WHERE connection_id = ${id}::uuid ORDER BY source_id`)).map(
+      (row) => row.source_id,
+    );
+  const gatewayIds = async (id: string) =>
+    testEnv.db.any(sql.type(z.object({ id: z.string(), name: z.string().nullable() }))`SELECT id, name FROM finance_accounts WHERE connection_id = ${id}::uuid ORDER BY id`);
+
+  it('keeps an answered account match through the migration and the syncs after it', async () => {
+    // The second bridge's rows and the matches naming them as the code before cached them: account `B-card`, transactions `B-card:T0`.
+    await testEnv.db.query(sql.unsafe`
+      UPDATE finance_transactions SET source_id = split_part(source_id, '/', 2) WHERE connection_id = ${second()}::uuid`);
+    await testEnv.db.query(sql.unsafe`
+      UPDATE finance_accounts SET source_id = split_part(source_id, '/', 2) WHERE connection_id = ${second()}::uuid`);
+    await testEnv.db.query(sql.unsafe`
+      UPDATE finance_account_matches SET second_source_id = split_part(second_source_id, '/', 2) WHERE second_connection_id = ${second()}::uuid`);
+    expect(await keysOf('finance_accounts', second())).toEqual(['B-card', 'B-chk', 'B-mtg', 'B-sav']);
+    const before = await matches();
+    const rows = await gatewayIds(second());
+    expect(pairOf(before, 'capitalone.com')).toMatchObject({ state: 'same', automatic: false, second: { sourceId: 'B-card' } });
+
+    const client = new pg.Client({ connectionString: testEnv.databaseUrl });
+    await client.connect();
+    try {
+      await client.query(upSql());
+      // A second run changes nothing.
+      await client.query(upSql());
+    } finally {
+      await client.end();
+    }
+    expect(await keysOf('finance_accounts', second())).toEqual(['%/B-card', '%/B-chk', '%/B-mtg', '%/B-sav']);
+    expect(await keysOf('finance_transactions', second())).toContain('%/B-card:T0');
+    const migrated = await matches();
+    expect(pairOf(migrated, 'capitalone.com')).toMatchObject({ id: pairOf(before, 'capitalone.com')?.id, state: 'same', answeredAt: expect.any(String), second: { sourceId: '%/B-card' } });
+    expect(pairOf(migrated, 'ally.com')).toMatchObject({ id: pairOf(before, 'ally.com')?.id, state: 'separate' });
+
+    // The bridge now answers each account with its connection: each legacy row goes to the one account with its id, and stays there.
+    await syncNow(second());
+    await syncNow(second());
+    expect(await keysOf('finance_accounts', second())).toEqual(['%/B-card', '%/B-chk', '%/B-mtg', '%/B-sav']);
+    expect(await gatewayIds(second())).toEqual(rows);
+    const after = await matches();
+    expect(after.open).toEqual([]);
+    expect([...after.decided].map((match) => [match.id, match.state, match.second.accountId])).toEqual(
+      [...before.decided].map((match) => [match.id, match.state, match.second.accountId]),
+    );
+    // The answer "same account" still merges: the first bridge's card comes back and agents read one card again.
+    const card = first.find((account) => account.id === 'A-card');
+    if (card) bridges[0]?.addAccount(card);
+    await syncNow(connectionIds[0] ?? '');
+    expect(await accountNames('capitalone.com')).toEqual(['Venture ••1111']);
+    expect(await spending()).toMatchObject({ sum_amount: '-2576.94', count: 8 });
   });
 });

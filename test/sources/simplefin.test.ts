@@ -6,7 +6,7 @@ import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
 import { blockingConnection, openSyncProducer } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
-import { startSimplefinDouble, type SimplefinDouble } from '@pcg/testkit/doubles';
+import { startSimplefinDouble, type BridgeAccount, type SimplefinDouble } from '@pcg/testkit/doubles';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
@@ -115,12 +115,13 @@ describe('the bank-link bridge', () => {
     const checking = accounts.find((row) => row.institution_domain === 'chase.com');
     expect(checking).toMatchObject({ mask: '4821', balance_current: '4812.33', balance_available: '4712.33', currency: 'USD' });
     const transactions = await rowsOf('finance.transaction');
-    const groceries = transactions.find((row) => row.source_id === 'ACT-chase-chk:TRN-1');
+    // Keyed by bridge connection and account id (the double names a bank's one connection CON-<domain>).
+    const groceries = transactions.find((row) => row.source_id === 'CON-chase.com/ACT-chase-chk:TRN-1');
     const chase = bridge.accounts.get('ACT-chase-chk');
     const posted = chase?.transactions.find((tx) => tx.id === 'TRN-1')?.posted ?? 0;
     expect(groceries).toMatchObject({ amount: '-54.20', account_id: checking?.id, posted_on: new Date(posted * 1000).toISOString().slice(0, 10), pending: false });
-    expect(transactions.find((row) => row.source_id === 'ACT-chase-chk:TRN-2')?.amount).toBe('3850.00');
-    expect(transactions.find((row) => row.source_id === 'ACT-chase-chk:TRN-3')).toMatchObject({ pending: true, posted_on: null });
+    expect(transactions.find((row) => row.source_id === 'CON-chase.com/ACT-chase-chk:TRN-2')?.amount).toBe('3850.00');
+    expect(transactions.find((row) => row.source_id === 'CON-chase.com/ACT-chase-chk:TRN-3')).toMatchObject({ pending: true, posted_on: null });
   });
 
   it('asks the bridge at most once an hour, whatever the interval', async () => {
@@ -146,7 +147,9 @@ describe('the bank-link bridge', () => {
     await askedLongAgo(connectionId);
     await syncNow(connectionId);
     expect((await rowsOf('finance.account')).map((row) => row.institution_domain)).toEqual(['chase.com']);
-    expect((await rowsOf('finance.transaction')).map((row) => row.source_id)).not.toContain('ACT-ally-sav:TRN-9');
+    const left = (await rowsOf('finance.transaction')).map((row) => row.source_id);
+    expect(left).toContain('CON-chase.com/ACT-chase-chk:TRN-1');
+    expect(left).not.toContain('CON-ally.com/ACT-ally-sav:TRN-9');
     expect((await context()).connections.find((row) => row.id === connectionId)).toMatchObject({ health: 'ok', health_reason: null });
   });
 
@@ -166,5 +169,171 @@ describe('the bank-link bridge', () => {
     const schema = (await (await fetch(`${consoleService.address}/api/operator/schema?sector=finance`)).json()) as { objects: Array<{ name: string; notes: string[] }> };
     const notes = schema.objects.find((object) => object.name === 'finance.transaction')?.notes ?? [];
     expect(notes).toContain(`Finance connection ${connectionId} (simplefin): health needs_sign_in (${BRIDGE_PAYMENT_REQUIRED}; sign in again).`);
+  });
+});
+
+const DAY_S = 86_400;
+const nowS = () => Math.floor(Date.now() / 1000);
+const connectionRow = (id: string) =>
+  testEnv.db.one(sql.type(z.object({ status: z.string(), last_error: z.string().nullable(), sync_cursor: z.unknown() }))`SELECT status, last_error, sync_cursor FROM connections WHERE id = ${id}::uuid`);
+const storedTransactions = (id: string) =>
+  testEnv.db.any(sql.type(z.object({ source_id: z.string(), amount: z.string(), account_id: z.string().nullable() }))`
+    SELECT source_id, amount::text AS amount, account_id FROM finance_transactions WHERE connection_id = ${id}::uuid ORDER BY source_id`);
+const storedAccounts = (id: string) =>
+  testEnv.db.any(sql.type(z.object({ id: z.string(), source_id: z.string(), name: z.string().nullable(), institution_name: z.string().nullable(), institution_domain: z.string().nullable() }))`
+    SELECT id, source_id, name, institution_name, institution_domain FROM finance_accounts WHERE connection_id = ${id}::uuid ORDER BY source_id`);
+
+/** Claims a new setup token of `target` and waits for the connection's first sync to end, done or failed. */
+async function connect(target: SimplefinDouble): Promise<string> {
+  const claimed = await claim({ setupToken: target.issueSetupToken(), confirmHost: new URL(target.url).host });
+  expect(claimed.status).toBe(200);
+  const id = (claimed.body.connections as Array<{ id: string }>)[0]?.id ?? '';
+  await waitFor(async () => {
+    const row = await connectionRow(id);
+    return row.sync_cursor !== null || row.last_error !== null ? true : undefined;
+  }, 15_000, 'the first sync');
+  return id;
+}
+/** The last sync asked the bridge `gapDays` ago (a cursor of before: no `fetchedThrough`). */
+async function lastAskedDaysAgo(id: string, gapDays: number): Promise<void> {
+  await testEnv.db.query(sql.unsafe`
+    UPDATE connections SET sync_cursor = jsonb_build_object('requestedAt', (extract(epoch FROM now()) * 1000)::bigint - ${gapDays * DAY_S * 1000}::bigint) WHERE id = ${id}::uuid`);
+}
+/** Each request's span as the bridge measures it: end-date (or the time it was asked) minus start-date. */
+const spansOf = (requests: ReturnType<SimplefinDouble['accountRequests']>) =>
+  requests.map((request) => (Number(request.query.get('end-date') ?? Math.floor(request.at / 1000)) - Number(request.query.get('start-date'))) / DAY_S);
+
+function bankAccount(fields: Partial<BridgeAccount> & Pick<BridgeAccount, 'id' | 'name'>, posted: number[]): BridgeAccount {
+  return {
+    org: { domain: 'gapbank.example', name: 'Gap Bank', 'sfin-url': 'https://bridge.example/simplefin' },
+    currency: 'USD',
+    balance: '100.00',
+    'balance-date': nowS(),
+    transactions: posted.map((daysAgo) => ({ id: `T-${daysAgo}`, posted: nowS() - daysAgo * DAY_S, amount: `-${daysAgo}.00`, description: `purchase ${daysAgo} days ago` })),
+    ...fields,
+  };
+}
+
+// Issue 31 item 10: the Bridge serves at most 90 days a request (and advises 45); it answers v2 (connections,
+// conn_id, no org) when asked with version=2, as its developer guide asks; account ids are unique only within a connection.
+describe('the bridge windows and answers', () => {
+  let gapBridge: SimplefinDouble;
+  let id = '';
+  beforeAll(async () => {
+    gapBridge = await startSimplefinDouble({ accounts: [bankAccount({ id: 'ACT-gap', name: 'Gap Checking ••3141' }, [2, 40, 80, 100, 250])] });
+  });
+  afterAll(async () => {
+    await gapBridge?.close();
+  });
+
+  it('asks the first 88 days as v2 in requests the bridge serves whole, so nothing is capped, and reads the institution from the connection entry', async () => {
+    id = await connect(gapBridge);
+    const asked = gapBridge.accountRequests();
+    expect(asked.map((request) => request.query.get('version'))).toEqual(asked.map(() => '2'));
+    for (const span of spansOf(asked)) expect(span).toBeLessThanOrEqual(45);
+    expect(Math.min(...asked.map((request) => Number(request.query.get('start-date'))))).toBeLessThanOrEqual(nowS() - 87 * DAY_S);
+    expect(asked.at(-1)?.query.has('end-date')).toBe(false);
+    expect((await context()).connections.find((row) => row.id === id)).toMatchObject({ status: 'active', health: 'ok', health_reason: null });
+    // The v2 answer has no org: the institution comes from its connection entry (org_name, org_url).
+    expect(await storedAccounts(id)).toMatchObject([{ source_id: 'CON-gapbank.example/ACT-gap', institution_name: 'Gap Bank', institution_domain: 'gapbank.example', name: 'Gap Checking ••3141' }]);
+    expect((await storedTransactions(id)).map((row) => row.amount).sort()).toEqual(['-2.00', '-40.00', '-80.00']);
+  });
+
+  it('after a gap of 120 days fetches every day of it, in requests of at most 45 days, and reaches now', async () => {
+    await lastAskedDaysAgo(id, 120);
+    const from = gapBridge.accountRequests().length;
+    await syncNow(id);
+    const asked = gapBridge.accountRequests().slice(from);
+    expect(asked.length).toBeGreaterThanOrEqual(3);
+    for (const span of spansOf(asked)) expect(span).toBeLessThanOrEqual(45);
+    expect((await storedTransactions(id)).map((row) => row.amount).sort()).toEqual(['-100.00', '-2.00', '-40.00', '-80.00']);
+    const cursor = (await connectionRow(id)).sync_cursor as { fetchedThrough: number };
+    expect(cursor.fetchedThrough).toBeGreaterThan(Date.now() - 60 * 60_000);
+    expect((await context()).connections.find((row) => row.id === id)).toMatchObject({ health: 'ok' });
+  });
+
+  it('after a gap of 300 days moves the cursor only as far as it fetched, and the next sync fetches the rest', async () => {
+    await lastAskedDaysAgo(id, 300);
+    await syncNow(id);
+    const partial = (await connectionRow(id)).sync_cursor as { requestedAt: number; fetchedThrough: number };
+    expect(partial.fetchedThrough).toBeLessThan(Date.now() - 100 * DAY_S * 1000);
+    expect((await storedTransactions(id)).map((row) => row.amount)).toContain('-250.00');
+    await testEnv.db.query(sql.unsafe`
+      UPDATE connections SET sync_cursor = jsonb_set(sync_cursor, '{requestedAt}', to_jsonb((extract(epoch FROM now()) * 1000)::bigint - 7200000)) WHERE id = ${id}::uuid`);
+    const from = gapBridge.accountRequests().length;
+    await syncNow(id);
+    const resumed = gapBridge.accountRequests().slice(from);
+    expect(Number(resumed[0]?.query.get('start-date'))).toBeLessThanOrEqual(partial.fetchedThrough / 1000);
+    expect(resumed.at(-1)?.query.has('end-date')).toBe(false);
+    expect(((await connectionRow(id)).sync_cursor as { fetchedThrough: number }).fetchedThrough).toBeGreaterThan(Date.now() - 60 * 60_000);
+    expect((await storedTransactions(id)).map((row) => row.amount).sort()).toEqual(['-100.00', '-2.00', '-250.00', '-40.00', '-80.00']);
+  });
+
+  it('keeps two logins at one bank apart when both list the same account id, each with its own transactions', async () => {
+    const twins = await startSimplefinDouble({
+      accounts: [
+        bankAccount({ conn_id: 'CON-jim', id: '1', name: 'Checking ••1111', org: { domain: 'twinbank.example', name: 'Twin Bank', 'sfin-url': 'https://bridge.example/simplefin' } }, [3]),
+        bankAccount({ conn_id: 'CON-jill', id: '1', name: 'Checking ••2222', org: { domain: 'twinbank.example', name: 'Twin Bank', 'sfin-url': 'https://bridge.example/simplefin' } }, [3]),
+      ],
+    });
+    try {
+      twins.updateTransaction('CON-jill/1', 'T-3', { amount: '-7.00' });
+      const twinId = await connect(twins);
+      expect((await connectionRow(twinId)).status).toBe('active');
+      const accounts = await storedAccounts(twinId);
+      expect(accounts.map((row) => [row.source_id, row.name])).toEqual([
+        ['CON-jill/1', 'Checking ••2222'],
+        ['CON-jim/1', 'Checking ••1111'],
+      ]);
+      const byAccount = new Map(accounts.map((row) => [row.id, row.name]));
+      expect((await storedTransactions(twinId)).map((row) => [row.source_id, row.amount, byAccount.get(row.account_id ?? '')])).toEqual([
+        ['CON-jill/1:T-3', '-7.00', 'Checking ••2222'],
+        ['CON-jim/1:T-3', '-3.00', 'Checking ••1111'],
+      ]);
+    } finally {
+      await twins.close();
+    }
+  });
+});
+
+// Issue 31 item 16: the bridge guide fetches with `curl -L "${ACCESS_URL}/accounts?version=2"`: redirects are
+// followed, and (as curl does without --location-trusted) the credentials go only to the access URL's origin.
+describe('redirects of the bridge', () => {
+  let moving: SimplefinDouble;
+  let elsewhere: SimplefinDouble;
+  beforeAll(async () => {
+    moving = await startSimplefinDouble({ accounts: [bankAccount({ id: 'ACT-moved', name: 'Moved Savings ••2718', org: { domain: 'movedbank.example', name: 'Moved Bank', 'sfin-url': 'https://bridge.example/simplefin' } }, [1])] });
+    elsewhere = await startSimplefinDouble({ accounts: [] });
+  });
+  afterAll(async () => {
+    await moving?.close();
+    await elsewhere?.close();
+  });
+
+  it('follows a redirect within the access URL\'s origin with the Basic credentials, and syncs', async () => {
+    moving.redirectAccounts(`${moving.url}/moved/simplefin/accounts`, 307);
+    const id = await connect(moving);
+    const first = moving.accountRequests()[0];
+    const moved = moving.requests.find((request) => request.path === '/moved/simplefin/accounts');
+    expect(first?.basicUser).toMatch(/^user/);
+    expect(moved).toMatchObject({ path: '/moved/simplefin/accounts', basicUser: first?.basicUser });
+    expect(moved?.query.get('version')).toBe('2');
+    expect(await connectionRow(id)).toMatchObject({ status: 'active', last_error: null });
+    expect((await storedTransactions(id)).map((row) => row.amount)).toEqual(['-1.00']);
+  });
+
+  it('follows a redirect to another origin without the credentials, and says where the refusal came from', async () => {
+    moving.redirectAccounts(null);
+    const id = await connect(moving);
+    moving.redirectAccounts(`${elsewhere.url}/simplefin/accounts`);
+    await lastAskedDaysAgo(id, 1);
+    await syncNow(id);
+    const arrived = elsewhere.accountRequests();
+    expect(arrived).toHaveLength(1);
+    expect(arrived[0]).toMatchObject({ basicUser: null, authorization: null });
+    expect(arrived[0]?.query.get('version')).toBe('2');
+    const row = await connectionRow(id);
+    expect(row).toMatchObject({ status: 'needs_sign_in', last_error: expect.stringContaining(new URL(elsewhere.url).origin) });
+    expect((await storedTransactions(id)).map((stored) => stored.amount)).toEqual(['-1.00']);
   });
 });

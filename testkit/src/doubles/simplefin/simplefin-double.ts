@@ -7,14 +7,18 @@ import type { AddressInfo } from 'node:net';
  * decode to a claim URL, a single-use claim (403 the second time) answering an access URL with random
  * `user:pass`, and `GET /accounts` behind HTTP Basic with `start-date` (inclusive), `end-date`
  * (exclusive), `pending`, repeatable `account` and `balances-only`; numeric strings, epoch seconds,
- * `errors` (and v2 `errlist` with `version=2`), 402 and 403. Banks and their accounts come and go as the
- * test says.
+ * 402 and 403. Without `version=2` it answers the v1 Account Set (`errors`, an `org` per account); with
+ * it, the v2 one (protocol-v2.md "Account Set", "Connection": `errlist`, `connections`, a `conn_id` per
+ * account and no `org`), the two never mixed, as the live Bridge does. Banks and their accounts come and
+ * go as the test says; `/accounts` can be made to redirect.
  */
 
 export type BridgeTransaction = { id: string; posted: number; amount: string; description: string; transacted_at?: number; pending?: boolean; payee?: string };
 export type BridgeHolding = { id: string; description: string; symbol?: string; shares: number; market_value: string; cost_basis?: string; currency?: string };
 export type BridgeAccount = {
   org: { domain?: string; name?: string; 'sfin-url': string };
+  /** The bridge connection (one login at one bank); by default one per institution. Two logins at one bank may list the same account id. */
+  conn_id?: string;
   id: string;
   name: string;
   currency: string;
@@ -25,7 +29,7 @@ export type BridgeAccount = {
   holdings?: BridgeHolding[];
 };
 
-export type BridgeRequest = { method: string; path: string; query: URLSearchParams; at: number; basicUser: string | null };
+export type BridgeRequest = { method: string; path: string; query: URLSearchParams; at: number; basicUser: string | null; authorization: string | null };
 
 const nowS = () => Math.floor(Date.now() / 1000);
 const DAY_S = 86_400;
@@ -62,13 +66,36 @@ export function demoBridgeAccounts(now = nowS()): BridgeAccount[] {
 
 export type SimplefinDoubleOptions = { accounts?: BridgeAccount[]; port?: number };
 
+/** Where the double keeps an account: by its id, or by connection and id when the test gave its connection. */
+const storeKey = (account: Pick<BridgeAccount, 'conn_id' | 'id'>) => (account.conn_id ? `${account.conn_id}/${account.id}` : account.id);
+const institutionOf = (account: BridgeAccount) => account.org.domain ?? account.org.name ?? 'bank';
+const connectionOf = (account: BridgeAccount) => account.conn_id ?? `CON-${institutionOf(account)}`;
+
+/**
+ * The Bridge's cap on one request's span and its advice, as observed on the live Bridge (third-party
+ * reports; the Bridge guide states neither): over 90 days the most recent 90 are answered with a
+ * `gen.api` entry "…was capped." (securo-finance/securo#919; firefly-iii/firefly-iii#12128), over 45 a
+ * `gen.api` entry "…may be capped." Both ride an HTTP 200.
+ */
+const CAP_S = 90 * DAY_S;
+const ADVISED_S = 45 * DAY_S;
+const CAPPED = 'Requested date range exceeds limit of 90 days and was capped.';
+const ADVISED = 'Requested date range exceeds recommended range of 45 days. In the future, this may be capped.';
+
 export async function startSimplefinDouble(options: SimplefinDoubleOptions = {}) {
-  const accounts = new Map((options.accounts ?? demoBridgeAccounts()).map((account) => [account.id, structuredClone(account)]));
+  const accounts = new Map((options.accounts ?? demoBridgeAccounts()).map((account) => [storeKey(account), structuredClone(account)]));
   const unclaimed = new Set<string>();
   /** Basic user → password of every access URL handed out and not revoked. */
   const access = new Map<string, string>();
   const requests: BridgeRequest[] = [];
-  const state = { errors: [] as string[], paymentRequired: false, claims: 0, failNext: [] as Array<{ status: number; retryAfter?: string }> };
+  const state = {
+    errors: [] as string[],
+    paymentRequired: false,
+    claims: 0,
+    failNext: [] as Array<{ status: number; retryAfter?: string }>,
+    /** Every `/accounts` request is answered with this redirect (the query kept), when set. */
+    redirect: null as { location: string; status: number } | null,
+  };
 
   function send(res: ServerResponse, status: number, body: unknown, type = 'application/json'): void {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
@@ -85,32 +112,58 @@ export async function startSimplefinDouble(options: SimplefinDoubleOptions = {})
   }
 
   function accountSet(query: URLSearchParams) {
-    const start = query.has('start-date') ? Number(query.get('start-date')) : undefined;
+    const now = nowS();
     const end = query.has('end-date') ? Number(query.get('end-date')) : undefined;
+    let start = query.has('start-date') ? Number(query.get('start-date')) : undefined;
+    const notes: string[] = [];
+    if (start !== undefined && (end ?? now) - start > CAP_S) {
+      start = (end ?? now) - CAP_S;
+      notes.push(CAPPED);
+    } else if (start !== undefined && (end ?? now) - start > ADVISED_S) notes.push(ADVISED);
     const pending = query.get('pending') === '1';
     const only = query.getAll('account');
     const balancesOnly = query.get('balances-only') === '1';
+    const v2 = query.get('version') === '2';
     const listed = [...accounts.values()].filter((account) => only.length === 0 || only.includes(account.id));
-    const body: Record<string, unknown> = {
-      errors: state.errors,
-      accounts: listed.map((account) => ({
-        ...account,
-        transactions: balancesOnly
-          ? undefined
-          : account.transactions.filter((tx) => {
-              if (tx.pending) return pending;
-              return (start === undefined || tx.posted >= start) && (end === undefined || tx.posted < end);
-            }),
-      })),
+    const shown = listed.map((full) => {
+      const { org, conn_id: _connection, ...account } = full;
+      return {
+      ...(v2 ? { conn_id: connectionOf(full) } : { org }),
+      ...account,
+      // A request with an end-date is answered as of that date (observed on the live Bridge; the balance itself is kept here).
+      ...(end !== undefined && end < account['balance-date'] ? { 'balance-date': end } : {}),
+      transactions: balancesOnly
+        ? undefined
+        : account.transactions.filter((tx) => {
+            if (tx.pending) return pending;
+            return (start === undefined || tx.posted >= start) && (end === undefined || tx.posted < end);
+          }),
+      };
+    });
+    if (!v2) return { errors: [...notes, ...state.errors], accounts: shown };
+    const connections = new Map<string, Record<string, string>>();
+    for (const account of listed) {
+      const institution = institutionOf(account);
+      connections.set(connectionOf(account), {
+        conn_id: connectionOf(account),
+        name: account.org.name ?? institution,
+        org_id: `ORG-${institution}`,
+        ...(account.org.name ? { org_name: account.org.name } : {}),
+        ...(account.org.domain ? { org_url: `https://${account.org.domain}` } : {}),
+        sfin_url: account.org['sfin-url'],
+      });
+    }
+    return {
+      errlist: [...notes.map((msg) => ({ code: 'gen.api', msg })), ...state.errors.map((msg) => ({ code: 'con.auth', msg }))],
+      connections: [...connections.values()],
+      accounts: shown,
     };
-    if (query.get('version') === '2') body.errlist = state.errors.map((msg) => ({ code: 'con.auth', msg }));
-    return body;
   }
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://double');
     const credentials = basic(req);
-    requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, at: Date.now(), basicUser: credentials?.user ?? null });
+    requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, at: Date.now(), basicUser: credentials?.user ?? null, authorization: req.headers.authorization ?? null });
     req.resume();
     const claim = /^\/simplefin\/claim\/([^/]+)$/.exec(url.pathname);
     if (claim?.[1] && req.method === 'POST') {
@@ -123,7 +176,12 @@ export async function startSimplefinDouble(options: SimplefinDoubleOptions = {})
       return send(res, 200, `${double.url.replace('://', `://${user}:${pass}@`)}/simplefin`, 'text/plain');
     }
     if (url.pathname === '/simplefin/info' && req.method === 'GET') return send(res, 200, { versions: ['1.0'] });
-    if (url.pathname === '/simplefin/accounts' && req.method === 'GET') {
+    if (url.pathname === '/simplefin/accounts' && state.redirect) {
+      res.writeHead(state.redirect.status, { location: `${state.redirect.location}${url.search}`, 'content-length': 0 });
+      return res.end();
+    }
+    // A same-origin new home of the access root (where a redirect may send a client).
+    if ((url.pathname === '/simplefin/accounts' || url.pathname === '/moved/simplefin/accounts') && req.method === 'GET') {
       if (!credentials || access.get(credentials.user) !== credentials.pass) return send(res, 403, 'Forbidden', 'text/plain');
       if (state.paymentRequired) return send(res, 402, 'Payment Required', 'text/plain');
       const fault = state.failNext.shift();
@@ -154,11 +212,15 @@ export async function startSimplefinDouble(options: SimplefinDoubleOptions = {})
       access.clear();
     },
     addAccount(account: BridgeAccount): void {
-      accounts.set(account.id, structuredClone(account));
+      accounts.set(storeKey(account), structuredClone(account));
     },
-    /** A bank unlinked at the bridge: its account is no longer listed. */
+    /** A bank unlinked at the bridge: its account is no longer listed (`conn_id/id` for an account added with its connection). */
     removeAccount(id: string): void {
       accounts.delete(id);
+    },
+    /** Every later `/accounts` request is answered with a redirect to `location` (its query kept); null stops it. */
+    redirectAccounts(location: string | null, status = 302): void {
+      state.redirect = location === null ? null : { location, status };
     },
     addTransaction(accountId: string, tx: BridgeTransaction): void {
       accounts.get(accountId)?.transactions.push(tx);

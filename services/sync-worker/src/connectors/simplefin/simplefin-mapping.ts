@@ -2,8 +2,9 @@ import { z } from 'zod';
 
 /**
  * The bridge's Account Set (reference §2.3), read leniently: the bridge adds fields of its own (`extra`,
- * `payee`, `memo`, v2's `conn_id`), which are ignored. Amounts and balances are numeric strings, times
- * epoch seconds.
+ * `payee`, `memo`), which are ignored. Amounts and balances are numeric strings, times epoch seconds.
+ * Both shapes are read: v1 names each account's institution in its `org`; v2 (protocol-v2.md, "Account
+ * Set", "Connection") drops `org` for a `connections` list that each account names by `conn_id`.
  */
 const NumericString = z.string().max(64);
 const EpochSeconds = z.number().int().nonnegative();
@@ -30,7 +31,11 @@ const HoldingSchema = z.object({
 });
 
 const AccountSchema = z.object({
-  org: z.object({ domain: z.string().max(255).optional(), name: z.string().max(255).optional(), url: z.string().max(2000).optional() }).default({}),
+  org: z
+    .object({ domain: z.string().max(255).optional(), name: z.string().max(255).optional(), url: z.string().max(2000).optional(), id: z.string().max(256).optional(), 'sfin-url': z.string().max(2000).optional() })
+    .default({}),
+  /** v2: the bridge connection (one login at one bank) the account belongs to; its id is unique only within it. */
+  conn_id: z.string().min(1).max(256).optional(),
   id: z.string().min(1).max(256),
   name: z.string().max(500),
   currency: z.string().max(2000),
@@ -43,9 +48,19 @@ const AccountSchema = z.object({
 
 const ErrItemSchema = z.object({ code: z.string().max(64).optional(), msg: z.string().max(2000).optional(), message: z.string().max(2000).optional() });
 
+/** v2's Connection: `org_url` is documented as the institution's domain name, shown as a URL in the samples. */
+const ConnectionSchema = z.object({
+  conn_id: z.string().min(1).max(256),
+  name: z.string().max(500).optional(),
+  org_id: z.string().max(256).optional(),
+  org_name: z.string().max(500).optional(),
+  org_url: z.string().max(2000).optional(),
+});
+
 export const AccountSetSchema = z.object({
   errors: z.array(z.string().max(2000)).default([]),
   errlist: z.array(ErrItemSchema).default([]),
+  connections: z.array(ConnectionSchema).default([]),
   accounts: z.array(AccountSchema),
 });
 export type AccountSet = z.infer<typeof AccountSetSchema>;
@@ -84,30 +99,41 @@ export function maskOf(name: string): string | null {
   return /(\d{4})\D*$/.exec(name)?.[1] ?? null;
 }
 
-function domainOf(org: BridgeAccount['org']): string | null {
-  const raw = org.domain ?? (org.url ? safeHost(org.url) : undefined);
-  return raw ? raw.trim().toLowerCase().replace(/^www\./, '') : null;
+export type BridgeConnection = z.infer<typeof ConnectionSchema>;
+
+function normalDomain(raw: string | undefined): string | null {
+  return raw ? raw.trim().toLowerCase().replace(/^www\./, '') || null : null;
 }
 
-function safeHost(url: string): string | undefined {
+/** A host from a URL, or the text itself when it is a bare domain name (v2's `org_url` may be either). */
+function hostOf(value: string | undefined): string | undefined {
+  if (!value) return undefined;
   try {
-    return new URL(url).hostname;
+    return new URL(value).hostname;
   } catch {
-    return undefined;
+    return /^[a-z0-9.-]+\.[a-z]{2,}$/i.test(value.trim()) ? value.trim() : undefined;
   }
+}
+
+export type Institution = { name: string | null; domain: string | null };
+
+/** The account's institution: v1's `org`, else v2's connection entry (its `org_name`, else the connection's name). */
+export function institutionOf(account: BridgeAccount, connection: BridgeConnection | undefined): Institution {
+  const domain = normalDomain(account.org.domain ?? hostOf(account.org.url)) ?? normalDomain(hostOf(connection?.org_url));
+  return { name: account.org.name ?? connection?.org_name ?? connection?.name ?? domain, domain };
 }
 
 /** ISO 4217 codes only; a custom currency is a URL at the bridge, which the catalogue cannot hold as a code. */
 const currencyOf = (value: string | undefined): string | null => (value && /^[A-Z]{3}$/.test(value) ? value : null);
 
-/** Transaction and holding source ids are unique within their account only: prefixed with the account's (encoded) id. */
-export const childPrefix = (accountId: string) => `${encodeURIComponent(accountId)}:`;
+/** Transaction and holding source ids are unique within their account only: prefixed with the account's key (which holds no `:`). */
+export const childPrefix = (accountKey: string) => `${accountKey}:`;
 
-export function accountRecord(account: BridgeAccount) {
+export function accountRecord(account: BridgeAccount, key: string, institution: Institution) {
   return {
-    source_id: account.id,
-    institution_name: account.org.name ?? domainOf(account.org),
-    institution_domain: domainOf(account.org),
+    source_id: key,
+    institution_name: institution.name,
+    institution_domain: institution.domain,
     name: account.name,
     mask: maskOf(account.name),
     currency: currencyOf(account.currency),
@@ -121,11 +147,11 @@ export function accountRecord(account: BridgeAccount) {
  * A bridge transaction. Its amount is positive when money enters the account (reference §2.3), which
  * is already the gateway's convention (negative = money leaves), so the sign is kept as sent.
  */
-export function transactionRecord(account: BridgeAccount, accountGatewayId: string | undefined, tx: BridgeAccount['transactions'][number]) {
+export function transactionRecord(account: BridgeAccount, key: string, accountGatewayId: string | undefined, tx: BridgeAccount['transactions'][number]) {
   const amount = decimalOf(tx.amount);
   if (amount === undefined) return undefined;
   return {
-    source_id: `${childPrefix(account.id)}${tx.id}`,
+    source_id: `${childPrefix(key)}${tx.id}`,
     account_id: accountGatewayId ?? null,
     posted_on: dateOf(tx.posted),
     authorized_on: dateOf(tx.transacted_at),
@@ -137,9 +163,9 @@ export function transactionRecord(account: BridgeAccount, accountGatewayId: stri
   };
 }
 
-export function holdingRecord(account: BridgeAccount, accountGatewayId: string | undefined, holding: NonNullable<BridgeAccount['holdings']>[number]) {
+export function holdingRecord(account: BridgeAccount, key: string, accountGatewayId: string | undefined, holding: NonNullable<BridgeAccount['holdings']>[number]) {
   return {
-    source_id: `${childPrefix(account.id)}${holding.id}`,
+    source_id: `${childPrefix(key)}${holding.id}`,
     account_id: accountGatewayId ?? null,
     security_name: holding.description ?? holding.symbol ?? null,
     ticker: holding.symbol ?? null,
