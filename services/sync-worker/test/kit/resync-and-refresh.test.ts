@@ -1,9 +1,19 @@
-import { describe, expect, it } from 'vitest';
-import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createConnectionQueries } from '@pcg/shared/connections';
+import { openCredentials } from '@pcg/shared/crypto';
+import { createPool, sql, type DatabasePool } from '@pcg/shared/db';
+import { registerExtraProvider } from '@pcg/shared/providers';
+import { createSignInQueries } from '@pcg/shared/sign-ins';
+import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
+import { z } from 'zod';
+import { startOAuthProviderDouble, type OAuthProviderDouble } from '../../../../test/support/oauth-provider-double.ts';
+import { insertOAuthTestSignIn, oauthTestProvider } from '../../../../test/support/oauth-test-provider.ts';
 import type { ConnectorContext, RefreshCredentials, SyncOutcome } from '../../src/connectors/connector-types.ts';
 import { SourceAuthError, SourceCursorExpiredError, SourceTokenExpiredError, SourceUnavailableError } from '../../src/connectors/kit/source-errors.ts';
 import { buildConnectorContext } from '../../src/run/connector-context.ts';
 import { readFailure, withTokenRefresh } from '../../src/run/failure-mapper.ts';
+import { createTokenRefresher } from '../../src/sign-ins/token-refresh.ts';
 import { createConnectionStore } from '../../src/sync/connection-store.ts';
 import { syncWithResync } from '../../src/sync/full-resync.ts';
 import { entityRows, insertHubConnection, TEST_KEY } from '../helpers.ts';
@@ -144,5 +154,108 @@ describe('an expired access token', () => {
       throw new SourceTokenExpiredError('expired');
     }).catch((caught: unknown) => caught);
     expect(readFailure(error)).toMatchObject({ kind: 'needs_sign_in' });
+  });
+});
+
+describe('a token refresh (issue 31 item 17)', () => {
+  const CLIENT = { clientId: 'refresh-client', clientSecret: 'refresh-secret' };
+  let double: OAuthProviderDouble;
+
+  beforeAll(async () => {
+    double = await startOAuthProviderDouble(CLIENT);
+    registerExtraProvider(oauthTestProvider(double.url));
+    // A fault the test switches on per sign-in: the next `failures` writes of new credentials raise `code`.
+    // The attempts are counted by a sequence, which a rolled-back write does not undo.
+    await testEnv.db.query(sql.unsafe`CREATE TABLE token_write_faults (sign_in_id uuid PRIMARY KEY, failures int NOT NULL, code text NOT NULL)`);
+    await testEnv.db.query(sql.unsafe`CREATE SEQUENCE token_write_attempts`);
+    await testEnv.db.query(sql.unsafe`
+      CREATE FUNCTION token_write_fault() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE fault token_write_faults;
+      BEGIN
+        SELECT * INTO fault FROM token_write_faults WHERE sign_in_id = NEW.id;
+        IF FOUND AND nextval('token_write_attempts') <= fault.failures THEN
+          RAISE EXCEPTION USING ERRCODE = fault.code, MESSAGE = 'the test made this token write fail';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await testEnv.db.query(sql.unsafe`
+      CREATE TRIGGER token_write_fault BEFORE UPDATE OF credentials ON sign_ins
+      FOR EACH ROW WHEN (OLD.credentials IS DISTINCT FROM NEW.credentials) EXECUTE FUNCTION token_write_fault()`);
+  });
+  afterAll(async () => {
+    await testEnv.db.query(sql.unsafe`DROP TRIGGER IF EXISTS token_write_fault ON sign_ins`);
+    await double?.close();
+  });
+  beforeEach(async () => {
+    await testEnv.db.query(sql.unsafe`SELECT setval('token_write_attempts', 1, false)`);
+  });
+
+  const refresherOn = (db: DatabasePool, log = createCapturingLogger().log) => createTokenRefresher({ db, credentialsKey: TEST_KEY, log, requestTimeoutMs: 5_000 });
+  const signIn = (expiresAt?: number) => insertOAuthTestSignIn(testEnv.db, double, { client: CLIENT, credentialsKey: TEST_KEY, accountId: randomUUID(), ...(expiresAt === undefined ? {} : { expiresAt }) });
+  const stored = async (signInId: string) => openCredentials(TEST_KEY, (await createSignInQueries(testEnv.db).sealed(signInId)) ?? Buffer.alloc(0), signInId);
+  const failTokenWrites = (signInId: string, failures: number, code: string) =>
+    testEnv.db.query(sql.unsafe`INSERT INTO token_write_faults (sign_in_id, failures, code) VALUES (${signInId}::uuid, ${failures}, ${code})`);
+  const writeAttempts = () => testEnv.db.oneFirst(sql.type(z.object({ tried: z.coerce.number() }))`SELECT last_value - 1 + is_called::int AS tried FROM token_write_attempts`);
+  const advisoryLocks = (granted: boolean) =>
+    testEnv.db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`SELECT count(*) AS count FROM pg_locks WHERE locktype = 'advisory' AND granted = ${granted}`);
+
+  it('asked by two workers at once, sends one refresh request; the second waits for the lock, re-reads, and both end with the new token', async () => {
+    const { signInId, credentials } = await signIn(Date.now() - 1_000);
+    const otherWorker = await createPool(testEnv.databaseUrl, { maximumPoolSize: 2 });
+    const release = double.holdRefreshes();
+    try {
+      const before = double.state.refreshRequests;
+      // One worker was refused the access token; the other finds it expired.
+      const both = Promise.all([
+        refresherOn(testEnv.db).refreshAccessToken(signInId, { rejected: credentials.accessToken }),
+        refresherOn(otherWorker).refreshAccessToken(signInId),
+      ]);
+      // While the provider holds the first refresh, the second worker is waiting for the sign-in's lock.
+      await waitFor(async () => ((await advisoryLocks(false)) === 1 && double.state.refreshRequests > before ? true : undefined), 10_000, 'one refresh under the lock and one waiting');
+      release();
+      const [first, second] = await both;
+      expect(double.state.refreshRequests - before).toBe(1);
+      expect(first.accessToken).not.toBe(credentials.accessToken);
+      expect(second).toEqual(first);
+      expect(await stored(signInId)).toEqual(first);
+      // The session-level lock went back with its connection released.
+      expect(await advisoryLocks(true)).toBe(0);
+    } finally {
+      release();
+      await otherWorker.end();
+    }
+  });
+
+  it.each([
+    ['a serialization failure, which the pool answers by running the transaction again', '40001'],
+    ['an error of the write itself', 'P0001'],
+  ])('is stored after a write that failed once (%s), and the provider is asked once', async (_label, code) => {
+    const { signInId, credentials } = await signIn();
+    await failTokenWrites(signInId, 1, code);
+    const before = double.state.refreshRequests;
+    const renewed = await refresherOn(testEnv.db).refreshAccessToken(signInId, { rejected: credentials.accessToken });
+    expect(double.state.refreshRequests - before).toBe(1);
+    expect(await writeAttempts()).toBe(2);
+    expect(renewed.accessToken).not.toBe(credentials.accessToken);
+    expect(await stored(signInId)).toEqual(renewed);
+    expect((await createSignInQueries(testEnv.db).get(signInId))?.status).toBe('active');
+  });
+
+  it('that keeps failing to store the rotated tokens leaves the sign-in and its connection needing sign-in, with the reason logged', async () => {
+    const { signInId, connectionId, credentials } = await signIn();
+    await failTokenWrites(signInId, 1_000, 'P0001');
+    const log = createCapturingLogger();
+    const before = double.state.refreshRequests;
+    const error = await refresherOn(testEnv.db, log.log)
+      .refreshAccessToken(signInId, { rejected: credentials.accessToken })
+      .catch((caught: unknown) => caught);
+    expect(readFailure(error).kind).toBe('needs_sign_in');
+    expect(double.state.refreshRequests - before).toBe(1);
+    expect(await writeAttempts()).toBeGreaterThan(1);
+    const row = await createSignInQueries(testEnv.db).get(signInId);
+    expect(row).toMatchObject({ status: 'needs_sign_in', last_error: expect.stringMatching(/could not store the new tokens/) });
+    expect(await createConnectionQueries(testEnv.db).get(connectionId)).toMatchObject({ status: 'needs_sign_in', last_error: row?.last_error });
+    const logged = log.lines().map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logged).toContainEqual(expect.objectContaining({ level: 50, signInId, status: 'needs_sign_in', reason: row?.last_error }));
   });
 });
