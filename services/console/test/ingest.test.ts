@@ -3,7 +3,6 @@ import { sql } from '@pcg/shared/db';
 import { dayStart, haePayloadV1, haePayloadV2, sendHealthPush } from '@pcg/testkit/doubles';
 import { useTestEnvironment } from '@pcg/testkit/testing';
 import { z } from 'zod';
-import { INGEST_UNAUTHORIZED } from '../src/routes/ingest.ts';
 import { api, collectingAudit, startTestConsole, type TestConsole } from './helpers.ts';
 
 const testEnv = useTestEnvironment();
@@ -53,7 +52,7 @@ describe('a push from the phone', () => {
     expect(await counts()).toEqual({ samples: 15, workouts: 1, nights: 1 });
   });
 
-  it('keeps one row per bucket when the app re-sends it naming more devices, so its steps are summed once', async () => {
+  it('keeps one row per bucket and per night when the app re-sends them naming more devices, so their steps are summed once', async () => {
     const bucketDay = dayStart(5);
     const steps = () =>
       testEnv.db.one(sql.type(z.object({ rows: z.number(), total: z.number().nullable(), devices: z.array(z.string()) }))`
@@ -62,8 +61,11 @@ describe('a push from the phone', () => {
           AND start_at >= ${new Date(bucketDay).toISOString()}::timestamptz AND start_at < ${new Date(bucketDay + 86_400_000).toISOString()}::timestamptz`);
     expect((await sendHealthPush(url(phone.id), phone.secret, haePayloadV2(bucketDay))).status).toBe(200);
     expect(await steps()).toEqual({ rows: 6, total: 345, devices: ['iPhone'] });
-    expect((await sendHealthPush(url(phone.id), phone.secret, haePayloadV2(bucketDay, { stepSource: 'iPhone|Apple Watch' }))).status).toBe(200);
+    const nights = () => testEnv.db.oneFirst(sql.type(z.object({ nights: z.number() }))`SELECT count(*)::int AS nights FROM health_sleep_sessions WHERE connection_id = ${phone.id}::uuid AND end_at > ${new Date(bucketDay).toISOString()}::timestamptz AND start_at < ${new Date(bucketDay + 86_400_000).toISOString()}::timestamptz`);
+    expect(await nights()).toBe(1);
+    expect((await sendHealthPush(url(phone.id), phone.secret, haePayloadV2(bucketDay, { stepSource: 'iPhone|Apple Watch', sleepSource: 'Apple Watch|iPhone' }))).status).toBe(200);
     expect(await steps()).toEqual({ rows: 6, total: 345, devices: ['iPhone|Apple Watch'] });
+    expect(await nights()).toBe(1);
   });
 
   it('reads an older app version: v1 workouts without id, kcal, and sleep stage segments', async () => {
@@ -141,7 +143,7 @@ describe('a refused push', () => {
     const before = audit.events.length;
     const response = await raw(id, headers, JSON.stringify(haePayloadV2()));
     expect(response.status).toBe(401);
-    expect(await response.text()).toBe(JSON.stringify(INGEST_UNAUTHORIZED));
+    expect(await response.text()).toBe('{"error":"unauthorized"}');
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(audit.events.slice(before)).toEqual([
       expect.objectContaining({ agentId: null, tool: 'ingest', decision: 'deny', denyReason: 'unauthorized', outcome: 'error' }),

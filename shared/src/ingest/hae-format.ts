@@ -123,6 +123,13 @@ function sampleRecords(metric: Loose, place: string, out: HaeRecords): void {
   }
 }
 
+/**
+ * An aggregated night's id: the app sends one point per night (reference §4.1), and its `sleepSource`,
+ * like a sample's `source`, lists the devices merged into it, which may change when the night is re-sent
+ * (`"iPhone|Apple Watch"`), so the night alone names it, as `haeSampleId` does for samples.
+ */
+export const haeNightId = (night: string): string => `sleep|${night}`;
+
 /** Aggregated sleep: one point per night, durations in hours. */
 function aggregatedSleep(point: Loose, origin: string, out: HaeRecords): void {
   const start = parseHaeTime(point.inBedStart) ?? parseHaeTime(point.sleepStart);
@@ -137,9 +144,8 @@ function aggregatedSleep(point: Loose, origin: string, out: HaeRecords): void {
   const inBed = hours('inBed');
   const inBedS = inBed !== undefined && inBed > 0 ? inBed * HOUR_S : (Date.parse(end) - Date.parse(start)) / 1000;
   const asleepS = asleepHours === undefined ? null : asleepHours * HOUR_S;
-  const source = str(point.sleepSource) ?? str(point.inBedSource) ?? '';
   emit(out, out.sleepSessions, {
-    source_id: `sleep|${haeDay(point.date) ?? start}|${source}`,
+    source_id: haeNightId(haeDay(point.date) ?? start),
     start_at: start,
     end_at: end,
     in_bed_s: inBedS,

@@ -23,7 +23,7 @@ describe('the Health Auto Export sample ids migration', () => {
     await admin.end();
   });
 
-  it('re-keys rows written under <metric>|<instant>|<source>, keeping the newest of a bucket, and leaves canonical records alone', async () => {
+  it('re-keys samples and aggregated nights written with their source in the id, keeping the newest of each, and leaves canonical records and segment sessions alone', async () => {
     const admin = new pg.Client({ connectionString: serverUrl });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`);
@@ -52,6 +52,15 @@ describe('the Health Auto Export sample ids migration', () => {
       const elsewhere = await insert(other, `step_count|${at}|iPhone`, 'step_count', 12, 'iPhone', '2026-03-09T09:00:00Z');
       const canonical = await insert(phone, 'scale|2026-03-01', 'body_mass', 71, 'scale', '2026-03-09T09:00:00Z', '2026-03-01T07:00:00Z');
 
+      const night = (sourceId: string, syncedAt: string, asleep: number) =>
+        db.one(sql.type(z.object({ id: z.string() }))`
+          INSERT INTO health_sleep_sessions (connection_id, source, source_id, start_at, end_at, asleep_s, synced_at)
+          VALUES (${phone}::uuid, 'health-auto-export', ${sourceId}, '2026-03-08T22:00:00Z', '2026-03-09T06:00:00Z', ${asleep}, ${syncedAt}::timestamptz)
+          RETURNING id`);
+      await night('sleep|2026-03-09|Apple Watch', '2026-03-09T09:00:00Z', 25_000);
+      const newestNight = await night('sleep|2026-03-09|Apple Watch|iPhone', '2026-03-09T12:00:00Z', 25_200);
+      const segmented = await night('sleep|2026-03-08T22:00:00.000Z|Apple Watch', '2026-03-09T09:00:00Z', 24_000);
+
       await migrate(Infinity);
 
       const rows = await db.many(sql.type(Row)`
@@ -61,6 +70,12 @@ describe('the Health Auto Export sample ids migration', () => {
         { id: canonical.id, connection_id: phone, source_id: 'scale|2026-03-01', metric: 'body_mass', value: 71, device: 'scale' },
         { id: newest.id, connection_id: phone, source_id: `step_count|${at}`, metric: 'step_count', value: 55, device: 'iPhone|Apple Watch' },
         { id: elsewhere.id, connection_id: other, source_id: `step_count|${at}`, metric: 'step_count', value: 12, device: 'iPhone' },
+      ]);
+      const nights = await db.many(sql.type(z.object({ id: z.string(), source_id: z.string(), asleep_s: z.number() }))`
+        SELECT id, source_id, asleep_s FROM health_sleep_sessions ORDER BY source_id`);
+      expect(nights).toEqual([
+        { id: segmented.id, source_id: 'sleep|2026-03-08T22:00:00.000Z|Apple Watch', asleep_s: 24_000 },
+        { id: newestNight.id, source_id: 'sleep|2026-03-09', asleep_s: 25_200 },
       ]);
       // The re-keyed id is the one a push of that bucket now carries, so the next push updates the row in place.
       const pushed = recordsFromHae({ data: { metrics: [{ name: 'step_count', units: 'count', data: [{ qty: 60, date: '2026-03-09 09:00:00 +0100', source: 'Apple Watch|iPhone' }] }] } });

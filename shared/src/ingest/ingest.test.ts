@@ -65,10 +65,13 @@ describe('the health app export', () => {
     expect(new Set(ids(haePayloadV2(day))).size).toBe(ids(haePayloadV2(day)).length);
   });
 
-  it('names a sample by its metric and minute, not by the devices its source lists (issue 31 item 12)', () => {
+  it('names a sample by its metric and minute, and an aggregated night by its date, not by the devices their source lists (issue 31 item 12)', () => {
     const ids = (stepSource: string) => recordsFromHae(haePayloadV2(day, { stepSource })).samples.filter((s) => s.metric === 'step_count').map((s) => s.source_id);
     expect(ids('iPhone|Apple Watch')).toEqual(ids('iPhone'));
     expect(ids('iPhone')).toEqual([0, 1, 2, 3, 4, 5].map((i) => `step_count|${new Date(day + 8 * 3_600_000 + i * 60_000).toISOString()}`));
+    const night = (sleepSource: string) => recordsFromHae(haePayloadV2(day, { sleepSource })).sleepSessions.map((s) => s.source_id);
+    expect(night('Apple Watch|iPhone')).toEqual(night('Apple Watch'));
+    expect(night('Apple Watch')).toEqual([`sleep|${new Date(day).toISOString().slice(0, 10)}`]);
   });
 
   it('skips, counts and lists the points it cannot read, with their place and field', () => {

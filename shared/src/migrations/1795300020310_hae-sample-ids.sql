@@ -34,5 +34,34 @@ WHERE s.id = k.id AND s.source_id <> k.new_id;
 
 DROP TABLE hae_sample_keys;
 
+-- Aggregated nights were keyed `sleep|<yyyy-MM-dd>|<sleepSource>` the same way; they are keyed `sleep|<yyyy-MM-dd>` now
+-- (haeNightId). Sessions joined from stage segments (`sleep|<instant>|<source>`, one per source by design) keep theirs.
+CREATE TEMPORARY TABLE hae_night_keys AS
+  SELECT s.id, s.connection_id, s.synced_at, 'sleep|' || split_part(s.source_id, '|', 2) AS new_id
+  FROM health_sleep_sessions s
+  JOIN connections c ON c.id = s.connection_id AND c.provider = 'health-auto-export'
+  WHERE s.source_id ~ '^sleep\|\d{4}-\d{2}-\d{2}\|';
+
+INSERT INTO hae_night_keys (id, connection_id, synced_at, new_id)
+  SELECT s.id, s.connection_id, s.synced_at, s.source_id
+  FROM health_sleep_sessions s
+  WHERE (s.connection_id, s.source_id) IN (SELECT connection_id, new_id FROM hae_night_keys);
+
+DELETE FROM health_sleep_sessions
+WHERE id IN (
+  SELECT id FROM (
+    SELECT id, row_number() OVER (PARTITION BY connection_id, new_id ORDER BY synced_at DESC, id DESC) AS place
+    FROM hae_night_keys
+  ) ranked
+  WHERE place > 1
+);
+
+UPDATE health_sleep_sessions s
+SET source_id = k.new_id
+FROM hae_night_keys k
+WHERE s.id = k.id AND s.source_id <> k.new_id;
+
+DROP TABLE hae_night_keys;
+
 -- Down Migration
 -- Nothing to undo: the merged rows cannot be told apart again, and the shorter ids are valid under the old code.

@@ -28,12 +28,12 @@ export function dayStart(daysAgo = 1, now = Date.now()): number {
  * Counts: 6 step points, 3 heart-rate points (one with Min ≠ Max), 2 energy points, 1 blood pressure,
  * 1 night, 1 workout.
  *
- * `stepSource` is the step points' `source`: a point aggregates every device that recorded in its minute and
+ * `stepSource` is the step points' `source` (and `sleepSource` the night's): a point aggregates every device that recorded in its minute and
  * names them joined by `|`, so a bucket re-sent after the watch synced may say `iPhone|Apple Watch` where the
  * first push said `iPhone` (issue 31 item 12; third-party receivers' sample payloads carry
  * `"source": "iPhone|Apple Watch"`; when exactly the app re-sends a changed list is a guess, reference §4.1 is silent).
  */
-export function haePayloadV2(day = dayStart(1), options: { stepSource?: string } = {}) {
+export function haePayloadV2(day = dayStart(1), options: { stepSource?: string; sleepSource?: string } = {}) {
   const stepSource = options.stepSource ?? 'iPhone';
   const at = (offset: number) => haeTime(day + offset);
   return {
@@ -68,7 +68,7 @@ export function haePayloadV2(day = dayStart(1), options: { stepSource?: string }
               sleepEnd: haeTime(day + 5.75 * HOUR),
               inBedStart: haeTime(day - 2 * HOUR),
               inBedEnd: haeTime(day + 5.5 * HOUR),
-              sleepSource: 'Apple Watch',
+              sleepSource: options.sleepSource ?? 'Apple Watch',
               inBedSource: 'iPhone',
             },
           ],
