@@ -7,7 +7,7 @@ import { registerExtraProvider } from '@pcg/shared/providers';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { z } from 'zod';
-import { startOAuthProviderDouble, type OAuthProviderDouble } from '../../../../test/support/oauth-provider-double.ts';
+import { startOAuthProviderDouble, type OAuthProviderDouble, type TokenFailure } from '../../../../test/support/oauth-provider-double.ts';
 import { insertOAuthTestSignIn, oauthTestProvider } from '../../../../test/support/oauth-test-provider.ts';
 import type { ConnectorContext, RefreshCredentials, SyncOutcome } from '../../src/connectors/connector-types.ts';
 import { SourceAuthError, SourceCursorExpiredError, SourceTokenExpiredError, SourceUnavailableError } from '../../src/connectors/kit/source-errors.ts';
@@ -157,7 +157,7 @@ describe('an expired access token', () => {
   });
 });
 
-describe('a token refresh (issue 31 item 17)', () => {
+describe('a token refresh (issue 31 items 13 and 17)', () => {
   const CLIENT = { clientId: 'refresh-client', clientSecret: 'refresh-secret' };
   let double: OAuthProviderDouble;
 
@@ -197,7 +197,33 @@ describe('a token refresh (issue 31 item 17)', () => {
     testEnv.db.query(sql.unsafe`INSERT INTO token_write_faults (sign_in_id, failures, code) VALUES (${signInId}::uuid, ${failures}, ${code})`);
   const writeAttempts = () => testEnv.db.oneFirst(sql.type(z.object({ tried: z.coerce.number() }))`SELECT last_value - 1 + is_called::int AS tried FROM token_write_attempts`);
   const advisoryLocks = (granted: boolean) =>
-    testEnv.db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`SELECT count(*) AS count FROM pg_locks WHERE locktype = 'advisory' AND granted = ${granted}`);
+    testEnv.db.oneFirst(sql.type(z.object({ count: z.coerce.number() }))`
+      SELECT count(*) AS count FROM pg_locks
+      WHERE locktype = 'advisory' AND granted = ${granted} AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`);
+
+  it.each([
+    // Microsoft identity platform, token endpoint errors: an expired or revoked refresh token is `invalid_grant`
+    // with its AADSTS code in the description (AADSTS70008: expired through inactivity).
+    ['invalid_grant with an AADSTS code', 'needs_sign_in', 'needs_sign_in', { status: 400, body: { error: 'invalid_grant', error_description: 'AADSTS70008: The refresh token has expired due to inactivity.' } }],
+    // Same table: `interaction_required` (another authentication step, e.g. MFA) needs the person again.
+    ['interaction_required', 'needs_sign_in', 'needs_sign_in', { status: 400, body: { error: 'interaction_required', error_description: 'AADSTS50076: multi-factor authentication is required.' } }],
+    // RFC 6749 5.2: `unauthorized_client`, the client may not use this grant type (Microsoft: AADSTS700016, app not found).
+    ['unauthorized_client', 'app_refused', 'active', { status: 400, body: { error: 'unauthorized_client', error_description: 'AADSTS700016: Application was not found in the directory.' } }],
+    // RFC 6749 5.2: `invalid_scope` refuses the request, not the grant.
+    ['invalid_scope', 'rejected', 'active', { status: 400, body: { error: 'invalid_scope' } }],
+    // RFC 6585 4: a 429 with Retry-After in seconds, with no body.
+    ['429 with Retry-After and no body', 'rate_limited', 'active', { status: 429, retryAfter: '7' }],
+  ] satisfies Array<[string, string, string, TokenFailure]>)('answered %s, is read as %s and leaves the sign-in %s', async (_label, kind, status, failure) => {
+    const { signInId, credentials } = await signIn();
+    double.state.tokenFailures = [failure];
+    const error = await refresherOn(testEnv.db)
+      .refreshAccessToken(signInId, { rejected: credentials.accessToken })
+      .catch((caught: unknown) => caught);
+    expect(readFailure(error)).toMatchObject({ kind, ...(kind === 'rate_limited' ? { retryAfterMs: 7_000 } : {}) });
+    expect((await createSignInQueries(testEnv.db).get(signInId))?.status).toBe(status);
+    // Whatever the answer, the stored tokens are the ones the sign-in had.
+    expect(await stored(signInId)).toEqual(credentials);
+  });
 
   it('asked by two workers at once, sends one refresh request; the second waits for the lock, re-reads, and both end with the new token', async () => {
     const { signInId, credentials } = await signIn(Date.now() - 1_000);
