@@ -14,6 +14,7 @@ import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
 import { SETUP_TOKEN_REFUSED, SETUP_TOKEN_USED } from '../../services/sync-worker/src/sign-ins/token-claim.ts';
 import { BRIDGE_PAYMENT_REQUIRED } from '../../services/sync-worker/src/connectors/simplefin/simplefin-classifier.ts';
+import { accountKeys } from '../../services/sync-worker/src/connectors/simplefin/simplefin-keys.ts';
 
 // The bank-link bridge end to end (issue 16): the Console's claim route, the sync-worker's single-use
 // claim and windowed sync, and what the operator and an agent then read.
@@ -335,5 +336,35 @@ describe('redirects of the bridge', () => {
     const row = await connectionRow(id);
     expect(row).toMatchObject({ status: 'needs_sign_in', last_error: expect.stringContaining(new URL(elsewhere.url).origin) });
     expect((await storedTransactions(id)).map((stored) => stored.amount)).toEqual(['-1.00']);
+  });
+});
+
+describe('bridge account keys', () => {
+  const account = (conn_id: string, id: string): BridgeAccount & { transactions: [] } => ({
+    org: { domain: 'bank.example', 'sfin-url': 'https://bridge.example/simplefin' },
+    conn_id,
+    id,
+    name: id,
+    currency: 'USD',
+    balance: '1.00',
+    'balance-date': 0,
+    transactions: [],
+  });
+
+  it('gives a row cached before the migration to the one account answered with its id, and keeps it there when a second login lists the same id', () => {
+    const jim = account('CON-jim', 'ACT 1');
+    const first = accountKeys([jim], new Set(['%/ACT%201']), {});
+    expect(first.keys.get(jim)).toBe('%/ACT%201');
+    expect(first.claims).toEqual({ '%/ACT%201': 'CON-jim/ACT%201' });
+    const jill = account('CON-jill', 'ACT 1');
+    const later = accountKeys([jill, jim], new Set(['%/ACT%201']), first.claims);
+    expect([later.keys.get(jim), later.keys.get(jill)]).toEqual(['%/ACT%201', 'CON-jill/ACT%201']);
+  });
+
+  it('gives such a row to no one when two logins list its id at once', () => {
+    const [jim, jill] = [account('CON-jim', '1'), account('CON-jill', '1')];
+    const { keys, claims } = accountKeys([jim, jill], new Set(['%/1']), {});
+    expect([keys.get(jim), keys.get(jill)]).toEqual(['CON-jim/1', 'CON-jill/1']);
+    expect(claims).toEqual({});
   });
 });
