@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AUDIT_PAGE_HEADERS } from '@pcg/shared/audit';
 import { sql } from '@pcg/shared/db';
 import { useTestEnvironment } from '@pcg/testkit/testing';
 import { api, collectingAudit, startTestConsole, type TestConsole } from './helpers.ts';
@@ -34,6 +33,6 @@ describe('GET /api/audit is scoped to the single user', () => {
   it("pages past the other user's newer rows without counting them", async () => {
     const response = await fetch(`${consoleService.address}/api/audit?limit=1`);
     expect(((await response.json()) as Array<{ request_id: string }>).map((row) => row.request_id)).toEqual(['req-mine']);
-    expect(response.headers.get(AUDIT_PAGE_HEADERS.hasMore)).toBe('false');
+    expect(response.headers.get('x-gateway-audit-has-more')).toBe('false');
   });
 });

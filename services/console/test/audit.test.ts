@@ -2,9 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  AUDIT_LOG_LINES,
-  AUDIT_PAGE_HEADERS,
-  AUDIT_QUERY_ERRORS,
   AUDIT_QUEUE_KEY,
   createAuditProducer,
   insertAuditRows,
@@ -20,6 +17,8 @@ import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing'
 import { buildApp } from '../src/app.ts';
 import { consoleConfigSchema } from '../src/config.ts';
 
+/** Spec 4.5's message for a bad `before`, word for word (spec 7: bad `before` gives 400, see 4.5). */
+const BEFORE_REFUSED = "invalid 'before' cursor: echo the previous page's x-gateway-audit-next header value unmodified";
 const testEnv = useTestEnvironment();
 let app: FastifyInstance;
 let producer: AuditProducer;
@@ -34,8 +33,8 @@ async function get(query = '') {
     status: response.statusCode,
     body: response.json() as unknown,
     rows: response.statusCode === 200 ? (response.json() as WireRow[]) : [],
-    hasMore: response.headers[AUDIT_PAGE_HEADERS.hasMore],
-    next: response.headers[AUDIT_PAGE_HEADERS.next] as string | undefined,
+    hasMore: response.headers['x-gateway-audit-has-more'],
+    next: response.headers['x-gateway-audit-next'] as string | undefined,
   };
 }
 
@@ -113,7 +112,7 @@ describe('paging 2,500 rows written in three flushes', () => {
       const changed = `${cursor.slice(0, position)}${original === 'A' ? 'B' : 'A'}${cursor.slice(position + 1)}`;
       const answer = await get(`?before=${encodeURIComponent(changed)}`);
       expect(answer.status, `cursor changed at ${position}`).toBe(400);
-      expect(answer.body).toMatchObject({ error: AUDIT_QUERY_ERRORS.before });
+      expect(answer.body).toMatchObject({ error: BEFORE_REFUSED });
     }
   });
 
@@ -126,14 +125,14 @@ describe('paging 2,500 rows written in three flushes', () => {
     const cursor = value === 'SIGNED' ? ((await get('?limit=5')).next ?? '').slice(0, -1) : value;
     const answer = await get(`?before=${encodeURIComponent(cursor)}`);
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({ error: AUDIT_QUERY_ERRORS.before, code: 'validation_failed' });
+    expect(answer.body).toEqual({ error: BEFORE_REFUSED, code: 'validation_failed' });
   });
 
   it('refuses a cursor given twice', async () => {
     const { next = '' } = await get('?limit=5');
     const answer = await get(`?before=${encodeURIComponent(next)}&before=${encodeURIComponent(next)}`);
     expect(answer.status).toBe(400);
-    expect(answer.body).toMatchObject({ error: AUDIT_QUERY_ERRORS.before });
+    expect(answer.body).toMatchObject({ error: BEFORE_REFUSED });
   });
 
   it('accepts a cursor again after the Console restarts (the key is kept in settings)', async () => {
@@ -220,7 +219,7 @@ describe('filters', () => {
   it.each(['maybe', 'ALLOW', ''])('refuses decision=%j with 400', async (value) => {
     const answer = await get(`?decision=${value}`);
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({ error: AUDIT_QUERY_ERRORS.decision, code: 'validation_failed' });
+    expect(answer.body).toEqual({ error: "invalid 'decision': expected 'allow' or 'deny'", code: 'validation_failed' });
   });
 
   it.each([
@@ -241,7 +240,7 @@ describe('filters', () => {
     async (since) => {
       const answer = await get(`?since=${encodeURIComponent(since)}`);
       expect(answer.status).toBe(400);
-      expect(answer.body).toEqual({ error: AUDIT_QUERY_ERRORS.since, code: 'validation_failed' });
+      expect(answer.body).toEqual({ error: "invalid 'since': expected an ISO 8601 timestamp such as 2026-03-01T00:00:00Z", code: 'validation_failed' });
     },
   );
 
@@ -273,7 +272,7 @@ describe('a full queue', () => {
     const tiny = createAuditProducer({ redis: testEnv.redis, db: testEnv.db, settings: { AUDIT_QUEUE_CAPACITY: 2 }, log });
     for (let index = 0; index < 5; index += 1) tiny.record(ev({ requestId: `o-${index}` }));
     await tiny.drain();
-    expect(lines().filter((line) => (JSON.parse(line) as { msg: string }).msg === AUDIT_LOG_LINES.queueOverflow)).toHaveLength(3);
+    expect(lines().filter((line) => (JSON.parse(line) as { msg: string }).msg === '[audit] queue overflow — dropped')).toHaveLength(3);
     expect((await readAuditDrops(testEnv.db)).queueOverflow).toBe(3);
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     expect((await get('?limit=1')).status).toBe(200);

@@ -4,11 +4,11 @@ import { loadConfig } from '@pcg/shared/config';
 import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
 import { consoleConfigSchema } from '../src/config.ts';
-import { FORBIDDEN_HOST_BODY } from '../src/host-check/host-fns.ts';
 import { rawRequest } from './raw-http.ts';
 
 const testEnv = useTestEnvironment();
-const FORBIDDEN = JSON.stringify(FORBIDDEN_HOST_BODY);
+/** Spec 7: Console routes with a disallowed Host answer 403 with this body. */
+const FORBIDDEN = '{"error":"forbidden host"}';
 let app: FastifyInstance;
 let address: string;
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
-import { MCP_NOT_SERVED, startHeartbeat } from '@pcg/shared/status';
+import { startHeartbeat } from '@pcg/shared/status';
 import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
 import { consoleConfigSchema } from '../src/config.ts';
@@ -18,8 +18,8 @@ afterAll(async () => app.close());
 describe('GET /api/status', () => {
   it('says MCP is not served, and what to do, when no gateway heartbeat is present (spec 7)', async () => {
     const status = (await app.inject({ method: 'GET', url: '/api/status' })).json();
-    expect(status.mcp).toEqual({ served: false, message: MCP_NOT_SERVED });
-    expect(status.mcp.message).toContain('MCP_HTTP_PORT');
+    // Spec 7: the gateway is not serving MCP, MCP_HTTP_PORT must be set and the service restarted.
+    expect(status.mcp).toEqual({ served: false, message: 'The gateway is not serving MCP: set MCP_HTTP_PORT (default 8788) and restart the service.' });
     expect(status.connections).toMatchObject([{ sector: 'home', provider: 'home-assistant', status: 'active', last_synced_at: null }]);
     expect(status.audit).toMatchObject({ queued: 0, dropped: { queueOverflow: 0, flushFailed: 0 } });
     expect(status.queues.sync).toMatchObject({ waiting: 0, active: 0 });

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
-import { JSONRPC_ERRORS } from '../src/mcp/jsonrpc-errors.ts';
 
 const testEnv = useTestEnvironment();
 const logger = createCapturingLogger('gateway');
@@ -27,10 +26,10 @@ describe("the agent port's error handler and Postgres data exceptions (SQLSTATE 
     ['a date that does not parse', { value: 'not a date', cast: 'date' }, 'invalid request: a value is out of the range'],
   ])('answers %s with 400 -32602 naming what it can, never 500 -32603 or the database text', async (_case, body, detail) => {
     const answer = await app.inject({ method: 'POST', url: '/unchecked', payload: body });
-    expect(answer.statusCode).toBe(JSONRPC_ERRORS.invalidParams.status);
+    expect(answer.statusCode).toBe(400);
     const error = (answer.json() as { error: { code: number; message: string } }).error;
-    expect(error.code).toBe(JSONRPC_ERRORS.invalidParams.code);
-    expect(error.message.startsWith(`${JSONRPC_ERRORS.invalidParams.message}: ${detail}`)).toBe(true);
+    expect(error.code).toBe(-32602);
+    expect(error.message.startsWith(`Invalid params: ${detail}`)).toBe(true);
     expect(error.message).not.toMatch(/select|syntax|out of range for type|0x00/i);
     expect(logger.lines().some((line) => line.includes('data exception answered as a bad request'))).toBe(true);
   });

@@ -2,8 +2,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
-import { BRIDGE_MESSAGES, SIGN_IN_DENIALS } from '../src/bridge/bridge-errors.ts';
-import { JSONRPC_ERRORS } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';
 import { auditCollector, formFields, postSignIn, REDIRECT_URI, savePublicOrigin, waitForBridge } from './bridge-helpers.ts';
 import { INITIALIZE, rawMcp, startTestGateway } from './gateway-harness.ts';
@@ -66,7 +64,7 @@ describe('bridge on and off without a restart (spec 4.3, 5 rule 4)', () => {
       for (const path of bridgePaths) {
         const answer = await fetch(url(path), { method: path === BRIDGE_PATHS.token || path === BRIDGE_PATHS.register ? 'POST' : 'GET' });
         expect(answer.status, path).toBe(404);
-        expect(await answer.json()).toEqual({ jsonrpc: '2.0', error: { code: JSONRPC_ERRORS.notFound.code, message: 'Not found' }, id: null });
+        expect(await answer.json()).toEqual({ jsonrpc: '2.0', error: { code: -32601, message: 'Not found' }, id: null });
       }
       const unauthorized = await rawMcp(gateway.address, { body: INITIALIZE });
       expect(unauthorized.status).toBe(401);
@@ -193,8 +191,8 @@ describe('the sign-in page and its refusals (spec 4.3, 5 rule 1, 6, 7)', () => {
   });
 
   it.each([
-    ['an unknown client', { client_id: 'pcgc_nobody' }, 'authorize: unknown client', BRIDGE_MESSAGES.unknownClient],
-    ['a redirect address the client never registered', { redirect_uri: 'https://attacker.example/cb' }, 'authorize: redirect_uri mismatch', BRIDGE_MESSAGES.redirectMismatch],
+    ['an unknown client', { client_id: 'pcgc_nobody' }, 'authorize: unknown client', 'This client is not registered here. Start the connection again from your client so that it registers.'],
+    ['a redirect address the client never registered', { redirect_uri: 'https://attacker.example/cb' }, 'authorize: redirect_uri mismatch', 'redirect_uri is not one of the addresses this client registered.'],
   ])('answers %s with a 400 page and no redirect, through the bridge throttle', async (_label, overrides, denial, message) => {
     const { authorizeUrl } = await newClient();
     const answer = await fetch(authorizeUrl(overrides), { redirect: 'manual' });
@@ -231,9 +229,9 @@ describe('the sign-in page and its refusals (spec 4.3, 5 rule 1, 6, 7)', () => {
     const answer = await postSignIn(gateway.address, await signInFields(authorizeUrl()), `pcg_${'z'.repeat(43)}`);
     expect(answer.status).toBe(401);
     const html = await answer.text();
-    expect(html).toContain(BRIDGE_MESSAGES.keyRefused('unknown agent'));
+    expect(html).toContain('This agent key was refused (unknown agent). Paste the key of an active agent, or create one in the Console.');
     expect(html).toContain('name="agent_key"');
-    const [row] = await rowsWhere((row) => row.denyReason === SIGN_IN_DENIALS.keyRefused);
+    const [row] = await rowsWhere((row) => row.denyReason === 'authorize: key refused');
     expect(row).toMatchObject({ tool: 'oauth_authorize', decision: 'deny', agentId: null, sector: null });
     expect(row?.argsJson).not.toContain('pcg_');
   });
@@ -245,9 +243,10 @@ describe('the sign-in page and its refusals (spec 4.3, 5 rule 1, 6, 7)', () => {
     expect(answer.status).toBe(403);
     expect(answer.headers.get('location')).toBeNull();
     const html = await answer.text();
-    expect(BRIDGE_MESSAGES.keyHasNoExpiry).toMatch(/never expires.*30, 90 or 365 days/);
-    expect(html).toContain(BRIDGE_MESSAGES.keyHasNoExpiry);
-    const [row] = await rowsWhere((row) => row.denyReason === SIGN_IN_DENIALS.keyHasNoExpiry);
+    expect(html).toContain(
+      'This agent key never expires. Keys used with a cloud client must have an expiry of 30, 90 or 365 days: give the agent an expiry in the Console, then sign in again.',
+    );
+    const [row] = await rowsWhere((row) => row.denyReason === 'authorize: key has no expiry');
     expect(row).toMatchObject({ tool: 'oauth_authorize', agentId: 'forever-agent', decision: 'deny' });
   });
 
@@ -263,7 +262,7 @@ describe('the sign-in page and its refusals (spec 4.3, 5 rule 1, 6, 7)', () => {
     ]);
     for (const answer of answers) {
       expect(answer.status).toBe(400);
-      expect(await answer.text()).toContain(BRIDGE_MESSAGES.staleForm);
+      expect(await answer.text()).toContain('This sign-in form has expired. Start the connection again from your client.');
     }
     await rowsWhere((row) => row.denyReason === 'authorize: stale form', 3);
   });

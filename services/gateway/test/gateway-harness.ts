@@ -61,3 +61,11 @@ export function messageOf(text: string): Record<string, unknown> {
   const data = text.split('\n').find((line) => line.startsWith('data: ') && line.length > 6);
   return JSON.parse(data ? data.slice(6) : text) as Record<string, unknown>;
 }
+
+/**
+ * A JSON-RPC error envelope as the tests expect it; callers pass the code and message as literals copied
+ * from spec 7 (or the gateway's own texts), never the constants the code answers with.
+ */
+export function rpcError(code: number, message: string, id: string | number | null = null, data?: string) {
+  return { jsonrpc: '2.0', error: data === undefined ? { code, message } : { code, message, data }, id };
+}

@@ -3,10 +3,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAgentQueries, createAgentService, createKeyResolver, parseBearer } from '@pcg/shared/grants';
 import { createCapturingLogger, createTestAgent, useTestEnvironment } from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
-import { GRANT_CHANGED_TEXT, JSONRPC_ERRORS, jsonRpcErrorBody, keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
 import { registerMcpRoutes, type CredentialResult, type InitializeRefusal } from '../src/mcp/mcp-routes.ts';
 import { createSessionRegistry, type SessionRegistry } from '../src/mcp/session-registry.ts';
-import { INITIALIZE, rawMcp } from './gateway-harness.ts';
+import { INITIALIZE, rawMcp, rpcError } from './gateway-harness.ts';
 
 // The /mcp router on the real key resolver, registry and store, with one seam: a step the test runs
 // inside the initialize, just before or just after it reads the agent's generation again. That is the
@@ -61,9 +60,9 @@ const initialize = (key: string) => rawMcp(address, { headers: { authorization: 
 
 describe('an initialize that races a key event (issue 12 item 5, design 4.7)', () => {
   it.each([
-    ['a rotation', (name: string) => agents().rotate(name), keyRefusalText('unknown agent')],
-    ['a revoke', (name: string) => agents().revoke(name), keyRefusalText('revoked')],
-    ['a sector edit', (name: string) => agents().update(name, { sectors: ['health'] }), GRANT_CHANGED_TEXT],
+    ['a rotation', (name: string) => agents().rotate(name), 'access denied: unknown agent'],
+    ['a revoke', (name: string) => agents().revoke(name), 'access denied: revoked'],
+    ['a sector edit', (name: string) => agents().update(name, { sectors: ['health'] }), 'access denied: the grant changed while the session was starting; connect again'],
   ])('is refused with 401 -32001 when %s lands before the generation is read again', async (label, act, text) => {
     const name = `before-${label.replaceAll(' ', '-')}`;
     const key = await createTestAgent(testEnv.db, { name, sectors: ['finance'] });
@@ -71,7 +70,7 @@ describe('an initialize that races a key event (issue 12 item 5, design 4.7)', (
     const answer = await initialize(key);
     expect(answer.status).toBe(401);
     expect(answer.headers.get('mcp-session-id')).toBeNull();
-    expect(answer.json()).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.unauthorized, 1, text));
+    expect(answer.json()).toEqual(rpcError(-32001, 'Unauthorized', 1, text));
     expect(refusals).toEqual([{ denyReason: text, keyPresented: true }]);
     expect(registry.size).toBe(0);
   });
@@ -89,7 +88,7 @@ describe('an initialize that races a key event (issue 12 item 5, design 4.7)', (
     const answer = await initialize(key);
     expect(answer.status).toBe(401);
     expect(answer.headers.get('mcp-session-id')).toBeNull();
-    expect(answer.json()).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.unauthorized, 1, keyRefusalText('revoked')));
+    expect(answer.json()).toEqual(rpcError(-32001, 'Unauthorized', 1, 'access denied: revoked'));
     expect(registry.size).toBe(0);
   });
 

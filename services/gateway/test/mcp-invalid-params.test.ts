@@ -1,9 +1,8 @@
 import { ClientRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAgent, useTestEnvironment } from '@pcg/testkit/testing';
-import { JSONRPC_ERRORS, jsonRpcErrorBody } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';
-import { INITIALIZE, messageOf, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';
+import { INITIALIZE, messageOf, rawInitialize, rawMcp, rpcError, startTestGateway } from './gateway-harness.ts';
 
 const testEnv = useTestEnvironment();
 let gateway: RunningGateway;
@@ -31,7 +30,7 @@ async function errorOf(body: Record<string, unknown>, status = 200): Promise<{ i
   return { id: message.id, ...message.error };
 }
 
-const invalid = (detail: string) => `${JSONRPC_ERRORS.invalidParams.message}: ${detail}`;
+const invalid = (detail: string) => `Invalid params: ${detail}`;
 
 describe('a request whose params do not match its method (not -32603 with zod issue JSON)', () => {
   it.each([
@@ -54,7 +53,7 @@ describe('a request whose params do not match its method (not -32603 with zod is
     expect(await errorOf({ jsonrpc: '2.0', id: 7, method: 'ping', params: { _meta: 'x' } }, 400)).toEqual({ id: 7, code: -32602, message: invalid('params._meta: expected an object') });
     const batch = await rawMcp(gateway.address, { headers: onSession(), body: [{ jsonrpc: '2.0', id: 9, method: 'ping' }, { jsonrpc: '2.0', id: 10, method: 'tools/list', params: null }] });
     expect(batch.status).toBe(400);
-    expect(batch.json()).toEqual(jsonRpcErrorBody({ code: -32602, message: invalid('[1].params: expected an object') }));
+    expect(batch.json()).toEqual(rpcError(-32602, invalid('[1].params: expected an object')));
   });
 
   it('answers every client request method with hostile params by a result, -32601 or -32602, never -32603, and the session goes on', async () => {
@@ -81,12 +80,12 @@ describe('a request whose params do not match its method (not -32603 with zod is
     const keyed = await rawMcp(gateway.address, { headers: { authorization: `Bearer ${key}` }, body });
     expect(keyed.status).toBe(400);
     expect(keyed.headers.get('mcp-session-id')).toBeNull();
-    expect(keyed.json()).toEqual(jsonRpcErrorBody({ code: -32602, message: invalid('params.protocolVersion: expected a string') }, 1));
+    expect(keyed.json()).toEqual(rpcError(-32602, invalid('params.protocolVersion: expected a string'), 1));
     const onLive = await rawMcp(gateway.address, { headers: onSession(), body });
     expect(onLive.status).toBe(400);
     expect((onLive.json() as { error: { code: number } }).error.code).toBe(-32602);
     const keyless = await rawMcp(gateway.address, { body });
-    expect(keyless.status).toBe(JSONRPC_ERRORS.unauthorized.status);
-    expect((keyless.json() as { error: { code: number } }).error.code).toBe(JSONRPC_ERRORS.unauthorized.code);
+    expect(keyless.status).toBe(401);
+    expect((keyless.json() as { error: { code: number } }).error.code).toBe(-32001);
   });
 });

@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '@pcg/shared/db';
 import { createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { startOwnPostgres, type OwnPostgres } from '../../../test/support/own-stores.ts';
-import { JSONRPC_ERRORS, jsonRpcErrorBody, STORE_RETRY_AFTER_SECONDS } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';
-import { INITIALIZE, messageOf, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';
+import { INITIALIZE, messageOf, rawInitialize, rawMcp, rpcError, startTestGateway } from './gateway-harness.ts';
 
 // A gateway on a Postgres of this test's own, which the test stops and starts again (issue 12 item 14).
 // Redis stays up: it is the shared one, under this file's prefix.
@@ -42,9 +41,9 @@ describe('Postgres stops under a running gateway, then comes back', () => {
 
     const refused = await rawMcp(gateway.address, { headers: { authorization: `Bearer ${key}` }, body: INITIALIZE });
     expect(refused.status).toBe(503);
-    expect(refused.headers.get('retry-after')).toBe(String(STORE_RETRY_AFTER_SECONDS));
+    expect(refused.headers.get('retry-after')).toBe('5');
     expect(refused.headers.get('www-authenticate')).toBeNull();
-    expect(refused.json()).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.storeUnavailable, 1));
+    expect(refused.json()).toEqual(rpcError(-32000, 'Service unavailable; try again shortly', 1));
 
     // A tool call on the open session: an answer, a tool error with the gateway's own message, no 5xx.
     const during = await describeContext(open, 2);

@@ -2,14 +2,20 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { upsertRecords } from '@pcg/shared/cache';
 import { createTestAgent, insertTestConnection, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment } from '@pcg/testkit/testing';
 import type { RunningGateway } from '../src/service.ts';
-import { JSONRPC_ERRORS, jsonRpcErrorBody, keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
-import { connectAgent, INITIALIZE, messageOf, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';
+import { connectAgent, INITIALIZE, messageOf, rawInitialize, rawMcp, rpcError, startTestGateway } from './gateway-harness.ts';
 
 const testEnv = useTestEnvironment();
 let gateway: RunningGateway;
 let key: string;
 
-const errorBody = (error: { code: number; message: string }, id: number | null = null) => ({ jsonrpc: '2.0', error: { code: error.code, message: error.message }, id });
+const errorBody = (error: { code: number; message: string }, id: number | null = null, data?: string) => rpcError(error.code, error.message, id, data);
+/** Spec 7's table, word for word: the code and message of each /mcp error answer. */
+const SPEC_7 = {
+  unauthorized: { code: -32001, message: 'Unauthorized' },
+  missingSession: { code: -32000, message: 'Missing or invalid Mcp-Session-Id' },
+  unknownSession: { code: -32001, message: 'Unknown session' },
+  notFound: { code: -32601, message: 'Not found' },
+} as const;
 
 beforeAll(async () => {
   gateway = await startTestGateway(testEnv);
@@ -139,14 +145,14 @@ describe('an agent with the official SDK client', () => {
 describe('/mcp answers of spec 7, raw HTTP', () => {
   it.each([
     ['no Authorization', {}, undefined],
-    ['an unknown key', { authorization: `Bearer pcg_${'x'.repeat(43)}` }, keyRefusalText('unknown agent')],
-    ['a malformed key', { authorization: 'Bearer hello' }, keyRefusalText('unknown agent')],
+    ['an unknown key', { authorization: `Bearer pcg_${'x'.repeat(43)}` }, 'access denied: unknown agent'],
+    ['a malformed key', { authorization: 'Bearer hello' }, 'access denied: unknown agent'],
     ['Bearer with no key', { authorization: 'Bearer ' }, undefined],
     ['another scheme', { authorization: `Basic ${Buffer.from(`u:${'k'}`).toString('base64')}` }, undefined],
   ])('initialize with %s → 401 -32001 Unauthorized, the refusal text in data', async (_label, headers, data) => {
     const answer = await rawMcp(gateway.address, { headers, body: INITIALIZE });
     expect(answer.status).toBe(401);
-    expect(answer.json()).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.unauthorized, 1, data));
+    expect(answer.json()).toEqual(errorBody(SPEC_7.unauthorized, 1, data));
     expect(answer.headers.get('www-authenticate')).toBeNull();
   });
 
@@ -166,12 +172,12 @@ describe('/mcp answers of spec 7, raw HTTP', () => {
   it('answers a request without a session id with 400 -32000', async () => {
     const post = await rawMcp(gateway.address, { headers: { authorization: `Bearer ${key}` }, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' } });
     expect(post.status).toBe(400);
-    expect(post.json()).toEqual(errorBody(JSONRPC_ERRORS.missingSession, 2));
+    expect(post.json()).toEqual(errorBody(SPEC_7.missingSession, 2));
     const get = await rawMcp(gateway.address, { method: 'GET', headers: { accept: 'text/event-stream' } });
     expect(get.status).toBe(400);
-    expect(get.json()).toEqual(errorBody(JSONRPC_ERRORS.missingSession));
+    expect(get.json()).toEqual(errorBody(SPEC_7.missingSession));
     const malformed = await rawMcp(gateway.address, { headers: { 'mcp-session-id': 'not-a-session' }, body: { jsonrpc: '2.0', id: 3, method: 'tools/list' } });
-    expect(malformed.json()).toEqual(errorBody(JSONRPC_ERRORS.missingSession, 3));
+    expect(malformed.json()).toEqual(errorBody(SPEC_7.missingSession, 3));
   });
 
   it("answers a newer client's server/discover probe with 400, not 5xx", async () => {
@@ -185,8 +191,8 @@ describe('/mcp answers of spec 7, raw HTTP', () => {
     const get = await rawMcp(gateway.address, { method: 'GET', headers: { ...unknown, accept: 'text/event-stream' } });
     const del = await rawMcp(gateway.address, { method: 'DELETE', headers: unknown });
     expect([post.status, get.status, del.status]).toEqual([404, 404, 404]);
-    expect(post.json()).toEqual(errorBody(JSONRPC_ERRORS.unknownSession, 4));
-    expect(del.json()).toEqual(errorBody(JSONRPC_ERRORS.unknownSession));
+    expect(post.json()).toEqual(errorBody(SPEC_7.unknownSession, 4));
+    expect(del.json()).toEqual(errorBody(SPEC_7.unknownSession));
   });
 
   it('ends a session on DELETE; the id is unknown afterwards', async () => {
@@ -207,7 +213,7 @@ describe('/mcp answers of spec 7, raw HTTP', () => {
     const get = await rawMcp(gateway.address, { method: 'GET', headers: { ...bare, accept: 'text/event-stream' } });
     const del = await rawMcp(gateway.address, { method: 'DELETE', headers: bare });
     expect([post.status, get.status, del.status]).toEqual([401, 401, 401]);
-    expect(post.json()).toEqual(errorBody(JSONRPC_ERRORS.unauthorized, 8));
+    expect(post.json()).toEqual(errorBody(SPEC_7.unauthorized, 8));
     expect(post.headers.get('www-authenticate')).toBeNull();
     const withKey = await rawMcp(gateway.address, { headers: { ...bare, authorization: `Bearer ${key}` }, body: { jsonrpc: '2.0', id: 9, method: 'tools/list' } });
     expect(withKey.status).toBe(200);
@@ -225,7 +231,7 @@ describe('/mcp answers of spec 7, raw HTTP', () => {
     async (method, path) => {
       const answer = await rawMcp(gateway.address, { method, path, headers: {} });
       expect(answer.status).toBe(404);
-      expect(answer.json()).toEqual(errorBody(JSONRPC_ERRORS.notFound));
+      expect(answer.json()).toEqual(errorBody(SPEC_7.notFound));
     },
   );
 });

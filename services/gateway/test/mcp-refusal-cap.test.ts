@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { REFUSAL_CAP, REFUSAL_WINDOW_MS, throttleSummaryText } from '@pcg/shared/audit';
 import { createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
-import { keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';
 import { INITIALIZE, messageOf, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';
 
+/** Spec 6 and 8: counted refusal lines, 30 a minute per kind. */
+const REFUSALS_RECORDED_A_MINUTE = 30;
+const MINUTE_MS = 60_000;
 // The gateway's clock is moved instead of waiting a minute: it decides the refusal cap's windows.
 const testEnv = useTestEnvironment();
 let gateway: RunningGateway;
@@ -45,23 +46,22 @@ function initializeRows() {
 describe('the refusal cap on initialize (spec 6, 8: 30 a minute, then a summary row)', () => {
   it('records the first 30 refusals of a window, counts the rest, and writes the summary when the next window sees a refusal', async () => {
     // Start one second into a fresh window of the gateway's clock, so 35 refusals all fall in it.
-    const window = Math.floor(Date.now() / REFUSAL_WINDOW_MS) + 1_000;
-    clockOffsetMs = window * REFUSAL_WINDOW_MS + 1_000 - Date.now();
-    const answers = await inBatches(REFUSAL_CAP + 5, 10, () => initializeWith(unknownKey()));
+    const window = Math.floor(Date.now() / MINUTE_MS) + 1_000;
+    clockOffsetMs = window * MINUTE_MS + 1_000 - Date.now();
+    const answers = await inBatches(REFUSALS_RECORDED_A_MINUTE + 5, 10, () => initializeWith(unknownKey()));
     expect(answers.every((answer) => answer.status === 401)).toBe(true);
     const rows = initializeRows();
-    const first = await rows(REFUSAL_CAP);
-    expect(first).toHaveLength(REFUSAL_CAP);
-    expect(first.every((row) => row.decision === 'deny' && row.denyReason === keyRefusalText('unknown agent') && row.agentId === null)).toBe(true);
+    const first = await rows(REFUSALS_RECORDED_A_MINUTE);
+    expect(first).toHaveLength(REFUSALS_RECORDED_A_MINUTE);
+    expect(first.every((row) => row.decision === 'deny' && row.denyReason === 'access denied: unknown agent' && row.agentId === null)).toBe(true);
 
-    clockOffsetMs += REFUSAL_WINDOW_MS;
+    clockOffsetMs += MINUTE_MS;
     expect((await initializeWith(unknownKey())).status).toBe(401);
-    const all = await rows(REFUSAL_CAP + 2);
-    expect(all.slice(REFUSAL_CAP)).toMatchObject([
-      { agentId: null, tool: 'initialize', decision: 'deny', denyReason: throttleSummaryText('initialize', 5) },
-      { agentId: null, tool: 'initialize', decision: 'deny', denyReason: keyRefusalText('unknown agent') },
+    const all = await rows(REFUSALS_RECORDED_A_MINUTE + 2);
+    expect(all.slice(REFUSALS_RECORDED_A_MINUTE)).toMatchObject([
+      { agentId: null, tool: 'initialize', decision: 'deny', denyReason: 'throttled: 5 initialize denials coalesced' },
+      { agentId: null, tool: 'initialize', decision: 'deny', denyReason: 'access denied: unknown agent' },
     ]);
-    expect(throttleSummaryText('initialize', 5)).toBe('throttled: 5 initialize denials coalesced');
   });
 });
 

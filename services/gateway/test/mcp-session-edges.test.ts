@@ -3,9 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openQueue } from '@pcg/shared/queues';
 import { createCapturingLogger } from '@pcg/testkit/testing';
 import { createTestAgent, insertTestConnection, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
-import { JSONRPC_ERRORS, jsonRpcErrorBody, keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';
-import { INITIALIZE, MCP_HEADERS, messageOf, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';
+import { INITIALIZE, MCP_HEADERS, messageOf, rawInitialize, rawMcp, rpcError, startTestGateway } from './gateway-harness.ts';
 
 const testEnv = useTestEnvironment();
 let gateway: RunningGateway;
@@ -39,7 +38,7 @@ describe('an empty JSON body on GET and DELETE (issue 12 item 4)', () => {
   it.each(['DELETE', 'GET'])('%s with Content-Type: application/json, no body and an unknown session → 404 -32001 Unknown session', async (method) => {
     const answer = await fetch(`${gateway.address}/mcp`, { method, headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'mcp-session-id': unknown } });
     expect(answer.status).toBe(404);
-    expect(await answer.json()).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.unknownSession));
+    expect(await answer.json()).toEqual(rpcError(-32001, 'Unknown session'));
   });
 
   it('ends a live session on such a DELETE, and answers 400 -32000 when the header is missing', async () => {
@@ -50,7 +49,7 @@ describe('an empty JSON body on GET and DELETE (issue 12 item 4)', () => {
     expect((await rawMcp(gateway.address, { headers: session(id, key), body: toolsList(1) })).status).toBe(404);
     const missing = await fetch(`${gateway.address}/mcp`, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
     expect(missing.status).toBe(400);
-    expect(await missing.json()).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.missingSession));
+    expect(await missing.json()).toEqual(rpcError(-32000, 'Missing or invalid Mcp-Session-Id'));
   });
 
   it('answers a POST with an empty body on a live session with 400 -32700, and the session stays', async () => {
@@ -58,7 +57,7 @@ describe('an empty JSON body on GET and DELETE (issue 12 item 4)', () => {
     const id = await rawInitialize(gateway.address, key);
     const empty = await fetch(`${gateway.address}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, ...session(id, key) } });
     expect(empty.status).toBe(400);
-    expect(await empty.json()).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.emptyBody));
+    expect(await empty.json()).toEqual(rpcError(-32700, 'Parse error: empty body'));
     expect((await rawMcp(gateway.address, { headers: session(id, key), body: toolsList(2) })).status).toBe(200);
   });
 });
@@ -99,7 +98,7 @@ describe('two requests with one JSON-RPC id in flight on a session (issue 12 ite
     await queue.close();
     const second = await rawMcp(gateway.address, { headers: session(id, key), body: callTool(7, 'describe_context') });
     expect(second.status).toBe(409);
-    expect(second.json()).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.duplicateRequestId, 7));
+    expect(second.json()).toEqual(rpcError(-32600, 'duplicate request id in flight', 7));
     // A string id "7" is another id: it is served.
     expect(toolAnswer((await rawMcp(gateway.address, { headers: session(id, key), body: callTool('7', 'describe_context') })).text)).toMatchObject({ id: '7', isError: false });
     const firstAnswer = await first;
@@ -136,18 +135,17 @@ describe('the refusal texts of spec 3.1 and 7 reach the agent (issue 12 item 17)
   it.each([
     ['revoked', async (name: string) => {
       await testEnv.db.query(sql.unsafe`UPDATE agents SET revoked_at = now(), generation = generation + 1 WHERE name = ${name}`);
-    }],
+    }, 'access denied: revoked'],
     ['expired', async () => {
       clockOffsetMs = 2 * DAY_MS;
-    }],
-  ])('initialize with a key %s: 401 -32001 Unauthorized with the exact text in data, and as the deny row\'s reason', async (state, act) => {
+    }, 'access denied: expired'],
+  ])('initialize with a key %s: 401 -32001 Unauthorized with the exact text in data, and as the deny row\'s reason', async (state, act, text) => {
     const name = `refused-${state}`;
     const key = await createTestAgent(testEnv.db, { name, sectors: [], expiresInDays: 1 });
     await act(name);
     const answer = await rawMcp(gateway.address, { headers: { authorization: `Bearer ${key}` }, body: INITIALIZE });
     expect(answer.status).toBe(401);
-    const text = keyRefusalText(state as 'revoked' | 'expired');
-    expect(answer.json()).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.unauthorized, 1, text));
+    expect(answer.json()).toEqual(rpcError(-32001, 'Unauthorized', 1, text));
     const rows = await collectQueuedAuditRows(testEnv.redis, 1, (row) => row.tool === 'initialize');
     expect(rows).toMatchObject([{ agentId: null, decision: 'deny', denyReason: text }]);
   });
@@ -159,6 +157,6 @@ describe('the refusal texts of spec 3.1 and 7 reach the agent (issue 12 item 17)
     clockOffsetMs = 2 * DAY_MS;
     const after = await rawMcp(gateway.address, { headers: session(id, key), body: callTool(2, 'query', { object: 'finance.account' }) });
     expect(after.status).toBe(200);
-    expect(toolAnswer(after.text)).toEqual({ id: 2, isError: true, text: keyRefusalText('expired') });
+    expect(toolAnswer(after.text)).toEqual({ id: 2, isError: true, text: 'access denied: expired' });
   });
 });

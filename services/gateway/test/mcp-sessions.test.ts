@@ -2,7 +2,6 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentEventPublisher, createAgentService } from '@pcg/shared/grants';
 import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
-import { JSONRPC_ERRORS, keyRefusalText } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';
 import { connectAgent, INITIALIZE, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';
 
@@ -56,9 +55,9 @@ describe('session ends on key events (spec 3.1, design 4.7)', () => {
     await consoleAgents().revoke('revoked-before');
     const answer = await rawMcp(gateway.address, { headers: { authorization: `Bearer ${key}` }, body: INITIALIZE });
     expect(answer.status).toBe(401);
-    expect(answer.json()).toMatchObject({ error: { code: JSONRPC_ERRORS.unauthorized.code, message: 'Unauthorized', data: keyRefusalText('revoked') } });
+    expect(answer.json()).toMatchObject({ error: { code: -32001, message: 'Unauthorized', data: 'access denied: revoked' } });
     // The official client shows the refusal text.
-    await expect(connectAgent(gateway.address, key)).rejects.toThrow(keyRefusalText('revoked'));
+    await expect(connectAgent(gateway.address, key)).rejects.toThrow('access denied: revoked');
   });
 
   it('stops answering at the key\'s expiry instant, without a request to notice it', async () => {

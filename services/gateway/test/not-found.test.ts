@@ -3,7 +3,6 @@ import { loadConfig } from '@pcg/shared/config';
 import { readHeartbeat } from '@pcg/shared/status';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { gatewayConfigSchema } from '../src/config.ts';
-import { JSONRPC_ERRORS } from '../src/mcp/jsonrpc-errors.ts';
 import { startGateway, type RunningGateway } from '../src/service.ts';
 
 const testEnv = useTestEnvironment();
@@ -32,7 +31,7 @@ describe('gateway agent port, bridge off', () => {
     expect(response.headers.get('www-authenticate')).toBeNull();
     expect(await response.json()).toEqual({
       jsonrpc: '2.0',
-      error: { code: JSONRPC_ERRORS.notFound.code, message: JSONRPC_ERRORS.notFound.message },
+      error: { code: -32601, message: 'Not found' },
       id: null,
     });
   });

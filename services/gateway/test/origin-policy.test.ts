@@ -3,10 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAgent, useTestEnvironment } from '@pcg/testkit/testing';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS } from '../src/edge/origin-policy.ts';
-import { JSONRPC_ERRORS, jsonRpcErrorBody } from '../src/mcp/jsonrpc-errors.ts';
 import type { RunningGateway } from '../src/service.ts';
 import { savePublicOrigin, waitForBridge } from './bridge-helpers.ts';
-import { INITIALIZE, MCP_HEADERS, startTestGateway } from './gateway-harness.ts';
+import { INITIALIZE, MCP_HEADERS, rpcError, startTestGateway } from './gateway-harness.ts';
 
 const testEnv = useTestEnvironment();
 const PUBLIC_ORIGIN = 'https://pcg.example.com';
@@ -42,21 +41,21 @@ const closeSession = async (answer: Answer) => {
   const id = answer.headers['mcp-session-id'];
   if (typeof id === 'string') await send('DELETE', '/mcp', { 'mcp-session-id': id, authorization: `Bearer ${key}` });
 };
-const notFound = JSON.stringify(jsonRpcErrorBody(JSONRPC_ERRORS.notFound));
+const notFound = JSON.stringify(rpcError(-32601, 'Not found'));
 
 describe('the agent port checks Origin and Host on /mcp (design 7.3; MCP transport: 403 for an invalid Origin)', () => {
   it('refuses an initialize with Host evil.example.com and a valid key: 403, a JSON-RPC body, no session', async () => {
     const answer = await initialize({ host: 'evil.example.com' });
     expect(answer.status).toBe(403);
     expect(answer.headers['mcp-session-id']).toBeUndefined();
-    expect(JSON.parse(answer.body)).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.forbiddenHost));
+    expect(JSON.parse(answer.body)).toEqual(rpcError(-32000, 'Forbidden host'));
   });
 
   it('refuses an initialize with Origin http://evil.example.com and a valid key: 403, a JSON-RPC body, no CORS headers', async () => {
     for (const origin of ['http://evil.example.com', 'null', 'http://localhost.evil.example.com', `${LISTED_ORIGIN}/path`, 'https://chatgpt.com:444']) {
       const answer = await initialize({ origin });
       expect(answer.status, origin).toBe(403);
-      expect(JSON.parse(answer.body)).toEqual(jsonRpcErrorBody(JSONRPC_ERRORS.forbiddenOrigin));
+      expect(JSON.parse(answer.body)).toEqual(rpcError(-32000, 'Forbidden origin'));
       expect(answer.headers['access-control-allow-origin']).toBeUndefined();
       expect(answer.headers['mcp-session-id']).toBeUndefined();
     }

@@ -7,10 +7,15 @@ import {
   storableText,
   UnserializableArgsError,
 } from './audit-fns.ts';
-import { AUDIT_ARGS_MAX_BYTES, AUDIT_LOG_LINES, type AuditEvent } from './audit-types.ts';
+import { AUDIT_LOG_LINES, type AuditEvent } from './audit-types.ts';
 
 const R = '[redacted]';
 const TRUNCATED = JSON.stringify('[truncated]');
+/**
+ * Spec 8 caps audit args at "about 4 KB serialized"; the gateway reads that as 4096 bytes of the redacted
+ * JSON's UTF-8 (docs/decisions.md: "the 4 KB cap is measured on the redacted JSON in UTF-8 bytes").
+ */
+const ARGS_CAP_BYTES = 4096;
 
 describe('the audit log lines', () => {
   it('are the texts of spec 8, word for word (the em dash included)', () => {
@@ -77,8 +82,8 @@ describe('serializeAuditArgs (spec 8 size and shape rules)', () => {
 
   it('keeps args just under the cap and truncates args just over it', () => {
     const overhead = JSON.stringify({ q: '' }).length;
-    const fits = { q: 'a'.repeat(AUDIT_ARGS_MAX_BYTES - overhead) };
-    const over = { q: 'a'.repeat(AUDIT_ARGS_MAX_BYTES - overhead + 1) };
+    const fits = { q: 'a'.repeat(ARGS_CAP_BYTES - overhead) };
+    const over = { q: 'a'.repeat(ARGS_CAP_BYTES - overhead + 1) };
     expect(serializeAuditArgs(fits)).toBe(JSON.stringify(fits));
     expect(serializeAuditArgs(over)).toBe(TRUNCATED);
   });

@@ -5,7 +5,7 @@ import { createAuditProducer } from './audit-producer.ts';
 import { sql } from '../db/index.ts';
 import { readAuditDrops } from './audit-drops.ts';
 import { AUDIT_QUEUE_KEY, auditProducerKey, pushAuditBatch, takeAuditBatch } from './audit-queue.ts';
-import { AUDIT_LOG_LINES, QueuedAuditRowSchema, type AuditEvent } from './audit-types.ts';
+import { QueuedAuditRowSchema, type AuditEvent } from './audit-types.ts';
 
 const testEnv = useTestEnvironment();
 
@@ -60,7 +60,7 @@ describe('the audit producer', () => {
     const results = [];
     for (let index = 0; index < 5; index += 1) results.push(await producer.enqueue(event({ requestId: `r-${index}` })));
     expect(results).toEqual(['queued', 'queued', 'queued', 'overflow', 'overflow']);
-    expect(messages(lines()).filter((msg) => msg === AUDIT_LOG_LINES.queueOverflow)).toHaveLength(2);
+    expect(messages(lines()).filter((msg) => msg === '[audit] queue overflow — dropped')).toHaveLength(2);
     await producer.drain();
     expect(await readAuditDrops(testEnv.db)).toMatchObject({ queueOverflow: 2, flushFailed: 0, unreadable: 0 });
     expect(await testEnv.redis.llen(AUDIT_QUEUE_KEY)).toBe(3);

@@ -3,7 +3,6 @@ import { createRedis } from '../redis/index.ts';
 import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import {
   createRefusalThrottle,
-  REFUSAL_CAP,
   throttleStateKey,
   throttleSummaryText,
   type RefusalKind,
@@ -12,6 +11,8 @@ import type { AuditEvent, AuditRecorder } from './audit-types.ts';
 
 const testEnv = useTestEnvironment();
 const MINUTE = 60_000;
+/** Spec 6 and 8: counted refusal lines, 30 a minute per kind. */
+const REFUSALS_RECORDED_A_MINUTE = 30;
 /** A minute boundary, so that windows are easy to reason about. */
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
@@ -44,11 +45,11 @@ describe('the refusal throttle (spec 6)', () => {
 
   it('records the first 30 refusals of a minute and only counts the rest', async () => {
     const { recorded, refuse, throttle } = harness();
-    await refuse(REFUSAL_CAP);
-    expect(recorded).toHaveLength(30);
+    await refuse(REFUSALS_RECORDED_A_MINUTE);
+    expect(recorded).toHaveLength(REFUSALS_RECORDED_A_MINUTE);
     expect(await throttle.check('initialize', refusal())).toEqual({ recorded: false, summarized: 0 });
     await refuse(10);
-    expect(recorded).toHaveLength(30);
+    expect(recorded).toHaveLength(REFUSALS_RECORDED_A_MINUTE);
   });
 
   it('writes the summary at the start of the next window, before that window\'s first refusal, and only then', async () => {

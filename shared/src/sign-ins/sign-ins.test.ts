@@ -10,7 +10,7 @@ import { createPool, MIGRATIONS_DIR, MIGRATIONS_TABLE } from '../db/index.ts';
 import { useTestEnvironment } from '@pcg/testkit/testing';
 import { applyGrant, noLongerGranted, type Grant } from './apply-grant.ts';
 import { createSignInQueries } from './sign-ins-queries.ts';
-import { NO_SECTORS_GRANTED, OTHER_ACCOUNT } from './sign-ins-types.ts';
+import { OTHER_ACCOUNT } from './sign-ins-types.ts';
 
 const testEnv = useTestEnvironment();
 const key = randomBytes(32);
@@ -52,7 +52,8 @@ describe('applying a provider grant (spec 2.5, design 7.1)', () => {
     const before = [await count('sign_ins'), await count('connections')];
     expect(await applyGrant(testEnv.db, grant({ token: 'none', accountId: 'account-z', grantedScopes: ['profile'], sectors: [] }))).toEqual({
       outcome: 'refused',
-      message: NO_SECTORS_GRANTED,
+      // Spec 7: the Console says the sign-in granted no sectors.
+      message: 'the sign-in granted no sectors',
     });
     expect([await count('sign_ins'), await count('connections')]).toEqual(before);
   });
