@@ -28,7 +28,7 @@ import { createSignInService } from './sign-ins/sign-in-service.ts';
 import { registerHealthzRoute } from './routes/healthz.ts';
 import { refuseUndecodablePush, registerIngestRoutes } from './routes/ingest.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
-import { registerMirrorRoutes } from './routes/mirror.ts';
+import { checkMirrorKey, registerMirrorRoutes } from './routes/mirror.ts';
 import { registerOperatorReadRoutes } from './routes/operator-reads.ts';
 import { registerSettingsRoutes } from './routes/settings.ts';
 import { registerStatusRoute } from './routes/status.ts';
@@ -74,6 +74,8 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   const { audit, drain } = givenAudit ? { audit: givenAudit, drain: undefined } : ownAuditProducer({ config, log, db, redis, metrics });
   const sourcesDeps = sources ? createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES }) : undefined;
   const live = givenLive && metrics.timedLive(givenLive);
+  const resolver = createKeyResolver({ db, log });
+  const resolveAuthorization = (header: string | undefined) => resolver.resolveAuthorization(header, now?.());
 
   const app = createHttpApp(log, {
     // Node answers a Host-less HTTP/1.1 request with its own 400 unless told not to; the Host check
@@ -82,6 +84,10 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: answerFrameworkErrors({
       refuseUndecodablePush: sourcesDeps ? (request, reply) => refuseUndecodablePush(sourcesDeps.audit, request, reply) : undefined,
+      mirrorKeyRefusal: async (request) => {
+        const checked = await checkMirrorKey(resolveAuthorization, request.headers.authorization);
+        return checked.ok ? null : checked.refusal;
+      },
     }),
   });
   app.setValidatorCompiler(validatorCompiler);
@@ -94,7 +100,6 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   if (drain) app.addHook('onClose', drain);
 
   const agents = createAgentService({ db, events: createAgentEventPublisher(redis, config), log, now });
-  const resolver = createKeyResolver({ db, log });
   const reads = createReadService({ db, engine: createQueryEngine({ db }), audit, log, serviceName: config.SERVICE_NAME, live, now });
 
   registerHealthzRoute(app);
@@ -102,7 +107,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerAuditRoutes(app, { db });
   const verifier = createLedgerVerifier({ db, dataDir: config.DATA_DIR });
   registerAuditVerifyRoute(app, { verifier });
-  registerMirrorRoutes(app, { reads, resolveAuthorization: (header) => resolver.resolveAuthorization(header, now?.()) });
+  registerMirrorRoutes(app, { reads, resolveAuthorization });
   registerOperatorReadRoutes(app, { reads });
   registerExportRoutes(app, { exports: createExportService({ reads, audit, now }) });
   registerProviderRoutes(app, { db });

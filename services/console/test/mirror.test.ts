@@ -120,6 +120,19 @@ describe('read mirror: the key is checked before anything about the body (spec 5
     expect(longId.json()).toMatchObject({ code: 'validation_failed' });
     expect(JSON.stringify(longId.json())).toContain("'id'");
   });
+
+  it('answers a URL that does not decode with 401 or 403 for a missing or refused key, and 400 only for a standing one', async () => {
+    const key = await createTestAgent(testEnv.db, { name: 'revoked-bad-url', sectors: ['finance'] });
+    await app.inject({ method: 'POST', url: '/api/agents/revoked-bad-url/revoke', headers: { host: 'localhost' } });
+    const undecodable = (headers: Record<string, string>) => app.inject({ method: 'GET', url: '/api/records/home/%', headers });
+    const missing = await undecodable({});
+    expect({ status: missing.statusCode, body: missing.json() }).toMatchObject({ status: 401, body: { error: MIRROR_MISSING_KEY } });
+    const revoked = await undecodable(bearer(key));
+    expect({ status: revoked.statusCode, body: revoked.json() }).toMatchObject({ status: 403, body: { error: 'access denied: revoked' } });
+    const standing = await undecodable(bearer(financeKey));
+    expect({ status: standing.statusCode, body: standing.json() }).toMatchObject({ status: 400, body: { code: 'bad_url' } });
+    expect(await takeQueuedAuditRows(testEnv.redis)).toEqual([]);
+  });
 });
 
 describe('read mirror: expired keys and no throttling (spec 3.1, 5 rule 9, 7, 8)', () => {

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ResolveKeyResult } from '@pcg/shared/grants';
-import { ForbiddenError, UnauthorizedError } from '@pcg/shared/http';
+import type { Grant, ResolveKeyResult } from '@pcg/shared/grants';
+import { ForbiddenError, UnauthorizedError, type HttpError } from '@pcg/shared/http';
 import type { Caller, ReadService } from '@pcg/shared/reads';
 
 /** The paths of the read mirror; exempt from the Console's Host check (spec 5). */
@@ -16,6 +16,21 @@ export type MirrorDeps = {
   resolveAuthorization(header: string | undefined): Promise<ResolveKeyResult>;
 };
 
+/** A mirror request's key: its grant, or the refusal of spec 5 (401 missing or malformed, 403 refused). */
+export async function checkMirrorKey(
+  resolveAuthorization: MirrorDeps['resolveAuthorization'],
+  header: string | undefined,
+): Promise<{ ok: true; grant: Grant } | { ok: false; refusal: HttpError }> {
+  const resolved = await resolveAuthorization(header);
+  if (resolved.ok) return { ok: true, grant: resolved.grant };
+  if (resolved.reason === 'missing' || ('malformed' in resolved && resolved.malformed)) return { ok: false, refusal: new UnauthorizedError(MIRROR_MISSING_KEY) };
+  return { ok: false, refusal: new ForbiddenError(`access denied: ${resolved.reason}`) };
+}
+
+/** Whether a request's path is one of the read mirror's. */
+export const isMirrorPath = (url: string): boolean =>
+  MIRROR_PATHS.some((path) => (path.endsWith('/') ? url.startsWith(path) : url === path || url.startsWith(`${path}?`)));
+
 /**
  * The REST mirror of the agent reads (spec 4.4): the key is re-resolved on every request; a missing
  * or malformed key is 401, an unknown, revoked or expired one 403, and neither leaves an audit row.
@@ -28,13 +43,9 @@ export function registerMirrorRoutes(app: FastifyInstance, deps: MirrorDeps): vo
   const callers = new WeakMap<FastifyRequest, Caller>();
 
   async function authenticate(request: FastifyRequest): Promise<void> {
-    const resolved = await deps.resolveAuthorization(request.headers.authorization);
-    if (resolved.ok) {
-      callers.set(request, { kind: 'agent', grant: resolved.grant, requestId: request.id });
-      return;
-    }
-    if (resolved.reason === 'missing' || ('malformed' in resolved && resolved.malformed)) throw new UnauthorizedError(MIRROR_MISSING_KEY);
-    throw new ForbiddenError(`access denied: ${resolved.reason}`);
+    const checked = await checkMirrorKey(deps.resolveAuthorization, request.headers.authorization);
+    if (!checked.ok) throw checked.refusal;
+    callers.set(request, { kind: 'agent', grant: checked.grant, requestId: request.id });
   }
 
   function callerOf(request: FastifyRequest): Caller {
