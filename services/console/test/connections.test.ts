@@ -58,6 +58,14 @@ describe('connecting a hub', () => {
     expect((await call('POST', '/api/connections', { provider: 'myspace' })).json.error).toContain("unknown provider 'myspace'");
   });
 
+  it.each(['http://', '', 'https://', 'http:'])('refuses a hub address %j with 400 naming the field, on create and on a credentials change', async (baseUrl) => {
+    const refused = await call('POST', '/api/connections', { provider: 'home-assistant', credentials: { baseUrl, token: TOKEN } });
+    expect({ status: refused.status, error: refused.json.error }).toEqual({ status: 400, error: expect.stringContaining("'credentials.baseUrl'") });
+    const hub = await call('POST', '/api/connections', { provider: 'home-assistant', credentials: { baseUrl: 'http://hub.lan:8123', token: TOKEN } });
+    const changed = await call('PATCH', `/api/connections/${hub.json.connection.id as string}`, { credentials: { baseUrl, token: TOKEN } });
+    expect({ status: changed.status, error: changed.json.error }).toEqual({ status: 400, error: expect.stringContaining("'credentials.baseUrl'") });
+  });
+
   it('lists connections without credentials', async () => {
     const listed = await call('GET', '/api/connections');
     expect(listed.json.connections.map((c: { id: string }) => c.id)).toContain(id);
