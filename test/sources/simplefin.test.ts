@@ -368,3 +368,17 @@ describe('bridge account keys', () => {
     expect(claims).toEqual({});
   });
 });
+
+describe('the bridge errors of a window of several requests', () => {
+  it('shows each error the bridge reported once, though every request of the first sync repeated it', async () => {
+    const failing = await startSimplefinDouble({ accounts: [bankAccount({ id: 'ACT-err', name: 'Err Checking ••1618', org: { domain: 'errbank.example', name: 'Err Bank', 'sfin-url': 'https://bridge.example/simplefin' } }, [1])] });
+    try {
+      failing.setErrors(['Err Bank did not answer']);
+      const id = await connect(failing);
+      expect(failing.accountRequests().length).toBeGreaterThan(1);
+      expect((await context()).connections.find((row) => row.id === id)).toMatchObject({ health: 'error', health_reason: 'the bridge reported: Err Bank did not answer' });
+    } finally {
+      await failing.close();
+    }
+  });
+});

@@ -154,7 +154,8 @@ export async function startSimplefinDouble(options: SimplefinDoubleOptions = {})
       });
     }
     return {
-      errlist: [...notes.map((msg) => ({ code: 'gen.api', msg })), ...state.errors.map((msg) => ({ code: 'con.auth', msg }))],
+      // protocol-v2.md "Error": `gen.` is a general error and needs no `conn_id` or `account_id`.
+      errlist: [...notes.map((msg) => ({ code: 'gen.api', msg })), ...state.errors.map((msg) => ({ code: 'gen.', msg }))],
       connections: [...connections.values()],
       accounts: shown,
     };

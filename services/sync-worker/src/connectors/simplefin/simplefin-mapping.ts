@@ -89,9 +89,9 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 
-/** The bridge's error messages, escaped (v1 `errors`, v2 `errlist`). */
+/** The bridge's error messages, escaped (v1 `errors`, v2 `errlist`), each once (a window of several requests repeats them). */
 export function bridgeErrors(set: AccountSet): string[] {
-  return [...set.errors, ...set.errlist.map((item) => item.msg ?? item.message ?? item.code ?? 'unknown error')].map(escapeHtml);
+  return [...new Set([...set.errors, ...set.errlist.map((item) => item.msg ?? item.message ?? item.code ?? 'unknown error')])].map(escapeHtml);
 }
 
 /** The last 4 digits in an account's name (spec 2.1's dedup key), when it shows them. */
