@@ -63,7 +63,7 @@ const matches = async () => (await (await fetch(`${consoleService.address}/api/f
 const bridgeForm = (page: Page) => page.getByRole('form', { name: 'Connect Bank-link bridge (SimpleFIN)' });
 const claimPosts = (bridge: SimplefinDouble) => bridge.requests.filter((request) => request.path.startsWith('/simplefin/claim/')).length;
 
-describe('the bridge claim form and the account-match screen, in Chromium', () => {
+describe('the bridge claim form and the account-match screen, in Chromium', { tags: ['needs-chromium'] }, () => {
   it('claims a setup token only after showing its host and the operator confirming it', async () => {
     const opened = await open('connections');
     const { page } = opened;

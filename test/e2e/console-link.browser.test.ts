@@ -58,7 +58,7 @@ async function linkThrough(page: Page, link: string): Promise<Response> {
 
 const plaidConnections = async () => (await createConnectionQueries(testEnv.db).list()).filter((row) => row.provider === 'plaid');
 
-describe('a bank linked through the aggregator\'s hosted link from the Console page, in Chromium', () => {
+describe('a bank linked through the aggregator\'s hosted link from the Console page, in Chromium', { tags: ['needs-chromium'] }, () => {
   it('saves the application with its environment in Settings, write-only', async () => {
     const opened = await open('settings');
     const form = opened.page.getByRole('form', { name: `${PROVIDER} application` });

@@ -65,7 +65,7 @@ async function signInThrough(page: Page, link: string): Promise<Response> {
 
 const oauthConnections = async () => (await createConnectionQueries(testEnv.db).list()).filter((row) => row.provider === 'test-oauth');
 
-describe('an OAuth sign-in through the Console page, in Chromium', () => {
+describe('an OAuth sign-in through the Console page, in Chromium', { tags: ['needs-chromium'] }, () => {
   let signInId = '';
 
   it('saves the provider application credentials in Settings, write-only: the page shows only that they are saved', async () => {

@@ -69,7 +69,7 @@ async function mcpClient(key: string): Promise<Client> {
   return client;
 }
 
-describe('the Console page, in Chromium, on the four real processes', () => {
+describe('the Console page, in Chromium, on the four real processes', { tags: ['needs-chromium'] }, () => {
   it('serves GET / with every asset from itself, the strict headers, and the Connect band', async () => {
     const response = await fetch(`${stack.consoleUrl}/`);
     expect(response.status).toBe(200);
@@ -374,7 +374,7 @@ describe('the Console page, in Chromium, on the four real processes', () => {
   });
 });
 
-describe('hostile values from agents and sources', () => {
+describe('hostile values from agents and sources', { tags: ['needs-chromium'] }, () => {
   it('are rendered as text in the ledger, the inspector and the connections screen: no script runs, no dialog, no console error', async () => {
     const key = ((await (await fetch(`${stack.consoleUrl}/api/agents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'hostile-agent', sectors: ['home'] }) })).json()) as { key: string }).key;
     const client = await mcpClient(key);
@@ -415,7 +415,7 @@ describe('hostile values from agents and sources', () => {
   });
 });
 
-describe('another page in the operator’s browser', () => {
+describe('another page in the operator’s browser', { tags: ['needs-chromium'] }, () => {
   let other: Server;
   let port: number;
   beforeAll(async () => {
@@ -513,7 +513,7 @@ describe('another page in the operator’s browser', () => {
   });
 });
 
-describe('a Console with no gateway serving MCP', () => {
+describe('a Console with no gateway serving MCP', { tags: ['needs-chromium'] }, () => {
   let lonely: RunningConsole;
   beforeAll(async () => {
     const env = {

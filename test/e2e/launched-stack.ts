@@ -6,6 +6,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { waitFor } from '@pcg/testkit/testing';
 import { freePort, withDatabase } from '../../scripts/local-services/index.ts';
+import { guardedChildEnv } from '../support/no-internet-guard.ts';
 
 export type LaunchedStack = {
   consoleUrl: string;
@@ -36,6 +37,7 @@ export async function launchStack(name: string, env: Record<string, string> = {}
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/root',
+      ...guardedChildEnv(),
       DATABASE_URL: databaseUrl,
       REDIS_URL: stores?.redisUrl ?? inject('redisUrl'),
       REDIS_PREFIX: `pcg-${name}-${process.pid}:`,

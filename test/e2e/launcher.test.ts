@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EXIT_NEEDS_OPERATOR } from '@pcg/shared/lifecycle';
 import { waitFor } from '@pcg/testkit/testing';
 import { freePort, withDatabase } from '../../scripts/local-services/index.ts';
+import { guardedChildEnv } from '../support/no-internet-guard.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const database = `pcg_launch_${process.pid}_${Date.now().toString(36)}`;
@@ -20,7 +21,7 @@ function launch(env: Record<string, string>): Launched {
   let output = '';
   const child = spawn(process.execPath, [path.join(root, 'scripts/launcher.ts')], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', LOG_LEVEL: 'info', ...guardedChildEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -159,10 +160,11 @@ describe('npm start (the launcher)', () => {
     expect(output).toMatch(/DATA_DIR \S+ is not writable \(ENOTDIR\): set DATA_DIR to a folder this user can write/);
   });
 
-  it.runIf(spawnSync('chattr', ['--help']).error === undefined)('refuses an immutable DATA_DIR (EPERM even for root)', async () => {
+  it('refuses an immutable DATA_DIR (EPERM even for root)', { tags: ['needs-chattr'] }, async () => {
     const locked = path.join(dataDir, 'locked');
     await mkdir(locked, { recursive: true });
-    if (spawnSync('chattr', ['+i', locked]).status !== 0) return;
+    const immutable = spawnSync('chattr', ['+i', locked], { encoding: 'utf8' });
+    expect(immutable.status, `chattr +i ${locked}: ${immutable.stderr}`).toBe(0);
     try {
       const output = await failsFast({ DATA_DIR: locked, REST_PORT: String(await freePort()), MCP_HTTP_PORT: String(await freePort()) });
       expect(output).toContain(`DATA_DIR ${locked} is not writable (EPERM)`);
@@ -198,6 +200,7 @@ describe('npm start (the launcher)', () => {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '',
+        ...guardedChildEnv(),
         DATABASE_URL: inject('pgServerUrl'),
         REDIS_URL: inject('redisUrl'),
         REDIS_PREFIX: `pcg-taken-${process.pid}:`,

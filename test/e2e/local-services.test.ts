@@ -11,7 +11,6 @@ import {
   joinKeeper,
   probeRedis,
   readKeeperState,
-  redisServerOnPath,
   startEmbeddedPostgres,
   startRedisServer,
 } from '../../scripts/local-services/index.ts';
@@ -49,7 +48,7 @@ describe('the launcher fallbacks', () => {
     }
   }, 60_000);
 
-  it.runIf(redisServerOnPath())('runs redis-server as a child that keeps its data in the data dir', async () => {
+  it('runs redis-server as a child that keeps its data in the data dir', { tags: ['needs-redis-server'] }, async () => {
     const server = await startRedisServer({ port: await freePort(), dataDir: path.join(dir, 'redis') });
     try {
       expect((await probeRedis(server.url)).ok).toBe(true);
@@ -59,7 +58,7 @@ describe('the launcher fallbacks', () => {
     expect((await probeRedis(server.url, 500)).ok).toBe(false);
   });
 
-  it.runIf(redisServerOnPath())('recovers from a keeper killed with kill -9: its store is stopped and its state file removed', async () => {
+  it('recovers from a keeper killed with kill -9: its store is stopped and its state file removed', { tags: ['needs-redis-server'] }, async () => {
     const stateFile = path.join(dir, 'redis.state.json');
     const server = await startRedisServer({ port: await freePort(), stateFile });
     const state = readKeeperState(stateFile);

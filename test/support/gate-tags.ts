@@ -38,6 +38,7 @@ export function environmentGates(): Gate[] {
     gate('needs-dovecot', existsSync('/usr/sbin/dovecot'), 'Dovecot is not installed (apt-get install dovecot-imapd)'),
     gate('needs-redis-server', onPath('redis-server', '--version'), 'redis-server is not on the PATH (apt-get install redis-server)'),
     gate('needs-chattr', immutableFlagWorks(), 'chattr +i does not work here (no attribute support or no CAP_LINUX_IMMUTABLE)'),
+    gate('needs-chromium', existsSync('/usr/bin/chromium'), 'Chromium is not installed (/usr/bin/chromium; apt-get install chromium)'),
     gate('needs-shared-spec', existsSync(path.join(root, '../shared/spec/gateway-interface.md')), 'no shared specification beside the repository (../shared/spec)'),
     gate('does-not-apply', false, 'the contract case does not apply to this provider'),
   ];

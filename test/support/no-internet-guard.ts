@@ -110,3 +110,11 @@ export function installNoInternetGuard(onRefused: (error: InternetRefusedError) 
     return fetch(input, init);
   };
 }
+
+/**
+ * For a test that starts a node process with an environment of its own: the `NODE_OPTIONS` that preloads
+ * this guard there too (set by the setup file), so the process and the services it starts are held to it.
+ */
+export function guardedChildEnv(): { NODE_OPTIONS?: string } {
+  return process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {};
+}

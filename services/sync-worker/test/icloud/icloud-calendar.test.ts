@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { sql } from '@pcg/shared/db';
-import { createDavSeeder, radicaleMissing, startRadicale, type LocalServer, type TestCertificates } from '@pcg/testkit/doubles';
+import { createDavSeeder, startRadicale, type LocalServer, type TestCertificates } from '@pcg/testkit/doubles';
 import { useTestEnvironment } from '@pcg/testkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionState } from '../helpers.ts';
 import { ACCOUNT, icloudCertificates, insertICloudSignIn, setCursor, startICloudRig, type ICloudRig } from './icloud-setup.ts';
 
-const missing = radicaleMissing();
 const testEnv = useTestEnvironment();
 let certs: TestCertificates;
 let radicale: LocalServer;
@@ -44,7 +43,7 @@ function events(connectionId: string) {
     FROM calendar_events WHERE connection_id = ${connectionId}::uuid ORDER BY start_at NULLS LAST, start_date`);
 }
 
-describe.skipIf(missing !== undefined)(`iCloud calendar over CalDAV against Radicale${missing ? ` — skipped: ${missing}` : ''}`, () => {
+describe('iCloud calendar over CalDAV against Radicale', { tags: ['needs-radicale'] }, () => {
   beforeAll(async () => {
     certs = icloudCertificates();
     radicale = await startRadicale(certs, { name: ACCOUNT.appleId, password: ACCOUNT.appPassword });

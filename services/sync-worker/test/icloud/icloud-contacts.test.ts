@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { sql } from '@pcg/shared/db';
-import { createDavSeeder, radicaleMissing, startRadicale, type LocalServer, type TestCertificates } from '@pcg/testkit/doubles';
+import { createDavSeeder, startRadicale, type LocalServer, type TestCertificates } from '@pcg/testkit/doubles';
 import { useTestEnvironment } from '@pcg/testkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionState } from '../helpers.ts';
 import { ACCOUNT, icloudCertificates, insertICloudSignIn, setCursor, startICloudRig, type ICloudRig } from './icloud-setup.ts';
 
-const missing = radicaleMissing();
 const testEnv = useTestEnvironment();
 let certs: TestCertificates;
 let radicale: LocalServer;
@@ -33,7 +32,7 @@ function contacts(connectionId: string) {
     FROM contacts_entries WHERE connection_id = ${connectionId}::uuid ORDER BY source_id`);
 }
 
-describe.skipIf(missing !== undefined)(`iCloud contacts over CardDAV against Radicale${missing ? ` — skipped: ${missing}` : ''}`, () => {
+describe('iCloud contacts over CardDAV against Radicale', { tags: ['needs-radicale'] }, () => {
   beforeAll(async () => {
     certs = icloudCertificates();
     radicale = await startRadicale(certs, { name: ACCOUNT.appleId, password: ACCOUNT.appPassword });

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { ImapFlow } from 'imapflow';
-import { dovecotMissing, startICloudImap, UntaggedEnabledFilter, type ICloudImapServer, type TestCertificates } from '@pcg/testkit/doubles';
+import { startICloudImap, UntaggedEnabledFilter, type ICloudImapServer, type TestCertificates } from '@pcg/testkit/doubles';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ICLOUD_IMAP_HOST } from '../../src/connectors/icloud/icloud-imap-pin.ts';
 import { trustAdvertisedCondstore } from '../../src/connectors/icloud/imap-session.ts';
@@ -22,8 +22,7 @@ describe('the iCloud IMAP double: ENABLE answered as iCloud does', () => {
   });
 });
 
-const missing = dovecotMissing();
-describe.skipIf(missing !== undefined)(`Dovecot behind the quirk proxy${missing ? ` — skipped: ${missing}` : ''}`, () => {
+describe('Dovecot behind the quirk proxy', { tags: ['needs-dovecot'] }, () => {
   let certs: TestCertificates;
   let server: ICloudImapServer;
   beforeAll(async () => {

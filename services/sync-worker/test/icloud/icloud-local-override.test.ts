@@ -10,8 +10,6 @@ import {
   createImapSeeder,
   createLoopbackFetch,
   createTestCertificates,
-  dovecotMissing,
-  radicaleMissing,
   startDovecot,
   startRadicale,
   type LocalServer,
@@ -50,10 +48,9 @@ describe('ICLOUD_RESOLVE (the demo\'s local iCloud servers)', () => {
   });
 });
 
-const missing = radicaleMissing() ?? dovecotMissing();
 const testEnv = useTestEnvironment();
 
-describe.skipIf(missing !== undefined)(`a sync-worker configured with ICLOUD_RESOLVE and ICLOUD_EXTRA_CA_FILE${missing ? ` — skipped: ${missing}` : ''}`, () => {
+describe('a sync-worker configured with ICLOUD_RESOLVE and ICLOUD_EXTRA_CA_FILE', { tags: ['needs-radicale', 'needs-dovecot'] }, () => {
   let certs: TestCertificates;
   let radicale: LocalServer;
   let dovecot: LocalServer;

@@ -2,14 +2,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { sql } from '@pcg/shared/db';
-import { createImapSeeder, dovecotMissing, loopbackDialer, startICloudImap, type ICloudImapServer, type ImapSeeder, type TestCertificates } from '@pcg/testkit/doubles';
+import { createImapSeeder, loopbackDialer, startICloudImap, type ICloudImapServer, type ImapSeeder, type TestCertificates } from '@pcg/testkit/doubles';
 import { useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ICLOUD_IMAP_HOST } from '../../src/connectors/icloud/icloud-imap-pin.ts';
 import { connectionState } from '../helpers.ts';
 import { ACCOUNT, icloudCertificates, insertICloudSignIn, replaceICloudCredentials, startICloudRig, type ICloudRig } from './icloud-setup.ts';
 
-const missing = dovecotMissing();
 const testEnv = useTestEnvironment();
 let certs: TestCertificates;
 let dovecot: ICloudImapServer;
@@ -44,7 +43,7 @@ async function syncedMail(): Promise<string> {
   return mail;
 }
 
-describe.skipIf(missing !== undefined)(`iCloud mail over IMAP against Dovecot${missing ? ` — skipped: ${missing}` : ''}`, () => {
+describe('iCloud mail over IMAP against Dovecot', { tags: ['needs-dovecot'] }, () => {
   beforeAll(async () => {
     certs = icloudCertificates();
     // Only the iCloud Mail address logs in, and ENABLE is answered without an untagged ENABLED, as iCloud does.
