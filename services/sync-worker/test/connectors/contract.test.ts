@@ -12,9 +12,7 @@ import {
   createDavSeeder,
   createImapSeeder,
   createLoopbackFetch,
-  dovecotMissing,
   loopbackDialer,
-  radicaleMissing,
   startDovecot,
   startRadicale,
   type ImapSeeder,
@@ -44,11 +42,15 @@ import { createTokenRefresher } from '../../src/sign-ins/token-refresh.ts';
 import { accountSourceIds, bridgeAskedLongAgo, connectionState, entityRows, insertBridgeConnection, insertGraphConnection, insertHubConnection, insertOAuthConnection, insertPlaidConnection, TEST_KEY, transactionRows, workerEnv } from '../helpers.ts';
 import { plaidAppLoader } from '../../src/connectors/plaid/plaid-app.ts';
 import { ACCOUNT, icloudCertificates, insertICloudSignIn, setCursor } from '../icloud/icloud-setup.ts';
+import { gates, type Gate } from '../../../../test/support/environment-gates.ts';
+import { startICloudDavFront, type ICloudDavFront } from './icloud-dav-front.ts';
 
 /**
  * The connector contract: one table of cases that every connector's double runs through. A connector
  * declares, per case, how its double plays it, or why the case does not apply to it (reported as a
- * skipped test with the reason in its title, never as a pass). A new connector adds itself to SUBJECTS.
+ * skipped test with the reason in its title and the `does-not-apply` tag, never as a pass). A play that
+ * needs a program this machine may lack (Radicale, Dovecot) carries that environment gate's tag, which skips
+ * it where the gate is closed. A new connector adds itself to SUBJECTS.
  */
 const CASES = [
   'full sync',
@@ -63,8 +65,9 @@ const CASES = [
 ] as const;
 type CaseName = (typeof CASES)[number];
 type Play = () => Promise<void>;
+type GatedPlay = { needs: Gate; play: Play };
 /** `part` names one of several connections a provider's sign-in gives, when they are played apart (iCloud mail). */
-type Subject = { provider: string; part?: string; cases: Record<CaseName, Play | { doesNotApply: string }> };
+type Subject = { provider: string; part?: string; cases: Record<CaseName, Play | GatedPlay | { doesNotApply: string }> };
 
 const testEnv = useTestEnvironment();
 const settings = () => ({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix });
@@ -79,6 +82,8 @@ const ICLOUD_BOOK = `/${ACCOUNT.appleId}/contacts/`;
 let icloud: { radicale: LocalServer; seed: ReturnType<typeof createDavSeeder> } | undefined;
 /** iCloud mail against a real IMAP server (Dovecot), reached through the pin with a dialer that can refuse. */
 let icloudMail: { seed: ImapSeeder; dialer: ReturnType<typeof loopbackDialer> } | undefined;
+/** iCloud's CalDAV side for the answers Radicale cannot give (429, 5xx, none): the kit's answering server. */
+let icloudFront: ICloudDavFront;
 /** One Graph double for the whole file: the provider's addresses are set once per process. */
 let graph: GraphDouble;
 /** One wearable double for the file: the worker's WHOOP_BASE_URL points at it. */
@@ -106,20 +111,31 @@ beforeAll(async () => {
     refreshes.push(connection.id);
     return ['microsoft', 'whoop', 'google', 'gmail'].includes(connection.provider) ? oauthRefresh(connection, current) : refusedRefresh;
   };
-  // iCloud plays against a real CardDAV server (Radicale) and IMAP server (Dovecot) when installed (CI installs them).
-  const icloudOptions: ICloudConnectorOptions = {};
+  // iCloud plays against a real CardDAV server (Radicale) and IMAP server (Dovecot) when installed (CI installs them),
+  // and its calendar against a scripted CalDAV front for the answers a real server cannot be made to give.
+  icloudFront = await startICloudDavFront();
+  doubles.push(icloudFront);
+  const icloudOptions: ICloudConnectorOptions = { caldavUrl: icloudFront.entryUrl };
   const certs = icloudCertificates();
   doubles.push({ close: async () => certs.dispose() });
-  if (radicaleMissing() === undefined) {
+  let radicaleFetch: typeof fetch | undefined;
+  if (gates.radicale.available) {
     const radicale = await startRadicale(certs, { name: ACCOUNT.appleId, password: ACCOUNT.appPassword });
     const transport = createLoopbackFetch(certs.ca);
     const base = `https://contacts.icloud.com:${radicale.port}/`;
     icloud = { radicale, seed: createDavSeeder({ base, fetch: transport.fetch, user: ACCOUNT.appleId, password: ACCOUNT.appPassword }) };
-    Object.assign(icloudOptions, { carddavUrl: base, transport: transport.fetch });
+    icloudOptions.carddavUrl = base;
+    radicaleFetch = transport.fetch;
     await icloud.seed.addressBook(ICLOUD_BOOK, 'Contacts');
     doubles.unshift({ close: async () => (await transport.close(), await radicale.stop()) });
   }
-  if (dovecotMissing() === undefined) {
+  // Every request has passed the iCloud guard before it gets here; only where it is carried differs.
+  icloudOptions.transport = (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : input);
+    if (icloudFront.serves(url)) return icloudFront.transport(url, init);
+    return radicaleFetch ? radicaleFetch(input, init) : Promise.reject(new Error(gates.radicale.reason));
+  };
+  if (gates.dovecot.available) {
     const dovecot = await startDovecot(certs, { name: ACCOUNT.appleId, password: ACCOUNT.appPassword });
     const dialer = loopbackDialer(dovecot.port);
     const seed = await createImapSeeder({ port: dovecot.port, ca: certs.ca, servername: ICLOUD_IMAP_HOST, user: ACCOUNT.appleId, password: ACCOUNT.appPassword });
@@ -128,10 +144,10 @@ beforeAll(async () => {
     icloudOptions.imap = { dial: dialer.dial, ca: certs.ca };
     doubles.unshift({ close: async () => (await seed.close(), await dovecot.stop()) });
   }
-  const icloudConnector = icloud || icloudMail ? createICloudConnector(icloudOptions) : undefined;
+  const icloudConnector = createICloudConnector(icloudOptions);
   const rebaseUrl = createOriginRebaser({ ...graph.env, WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url, PLAID_BASE_URL: aggregator.url });
   const connectors = defaultConnectors(rebaseUrl, { plaid: { loadApp: plaidAppLoader(testEnv.db, TEST_KEY) } }).map((connector) =>
-    icloudConnector && connector.provider.kind === 'icloud' ? icloudConnector : connector,
+    connector.provider.kind === 'icloud' ? icloudConnector : connector,
   );
   worker = await startSyncWorker(
     loadConfig(syncWorkerConfigSchema, testEnv.env(workerEnv({ ...graph.env, SIMPLEFIN_ALLOW_LOOPBACK: 'true', WHOOP_BASE_URL: whoop.url, GOOGLE_BASE_URL: google.url, PLAID_BASE_URL: aggregator.url }))),
@@ -767,34 +783,39 @@ const contactNames = async (id: string) =>
   (await testEnv.db.anyFirst(sql.unsafe`SELECT display_name FROM contacts_entries WHERE connection_id = ${id}::uuid ORDER BY display_name`)) as string[];
 /** The iCloud contacts connection after its first sync of one address book holding `cards`. */
 async function syncedICloud(cards: Record<string, string>): Promise<string> {
-  if (!icloud) throw new Error(radicaleMissing());
+  if (!icloud) throw new Error(gates.radicale.reason);
   for (const [file, name] of Object.entries(cards)) await icloud.seed.putVCard(`${ICLOUD_BOOK}${file}`, vcard(file, name));
   const { contacts } = await insertICloudSignIn(testEnv.db);
   expect(result(await syncNow(contacts))).toMatchObject({ outcome: 'synced', mode: 'full' });
   return contacts;
 }
-const RADICALE_ONLY = 'not played: the real CardDAV server (Radicale) cannot be made to answer it, and no double stands in for iCloud';
+const onRadicale = (play: Play): GatedPlay => ({ needs: gates.radicale, play });
+const onDovecot = (play: Play): GatedPlay => ({ needs: gates.dovecot, play });
+const calendarTitles = async (id: string) =>
+  (await testEnv.db.anyFirst(sql.unsafe`SELECT title FROM calendar_events WHERE connection_id = ${id}::uuid ORDER BY title`)) as string[];
+/** A new iCloud sign-in's calendar connection: its CalDAV entry is the scripted front. */
+const frontCalendar = async () => (await insertICloudSignIn(testEnv.db)).calendar;
 const ICLOUD: Subject = {
   provider: 'icloud',
   cases: {
-    'full sync': async () => {
+    'full sync': onRadicale(async () => {
       const id = await syncedICloud({ 'c-full-1.vcf': 'Full One', 'c-full-2.vcf': 'Full Two' });
       expect(await contactNames(id)).toEqual(expect.arrayContaining(['Full One', 'Full Two']));
-    },
-    'incremental sync': async () => {
+    }),
+    'incremental sync': onRadicale(async () => {
       const id = await syncedICloud({ 'c-inc-1.vcf': 'Inc One' });
       await icloud?.seed.putVCard(`${ICLOUD_BOOK}c-inc-2.vcf`, vcard('c-inc-2', 'Inc Two'));
       expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental', written: 1 });
       expect(await contactNames(id)).toContain('Inc Two');
-    },
-    'deletion at the source': async () => {
+    }),
+    'deletion at the source': onRadicale(async () => {
       const id = await syncedICloud({ 'c-del.vcf': 'Del One' });
       await icloud?.seed.remove(`${ICLOUD_BOOK}c-del.vcf`);
       expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental' });
       expect(await contactNames(id)).not.toContain('Del One');
-    },
+    }),
     '401 → refresh → success': { doesNotApply: 'an app-specific password cannot be refreshed; a 401 needs a new one' },
-    'refresh refused → needs sign-in': async () => {
+    'refresh refused → needs sign-in': onRadicale(async () => {
       const id = await syncedICloud({});
       const asked = refreshes.length;
       const signInId = String(await testEnv.db.oneFirst(sql.unsafe`SELECT sign_in_id FROM connections WHERE id = ${id}::uuid`));
@@ -804,11 +825,40 @@ const ICLOUD: Subject = {
       expect(await job.getState()).toBe('failed');
       expect(refreshes.length).toBe(asked);
       expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'needs_sign_in' });
-    },
+    }),
     '403 quota → rate limited and still scheduled': { doesNotApply: 'iCloud documents no quota answer; its 403 means the password may not read' },
-    '429 with Retry-After': { doesNotApply: RADICALE_ONLY },
-    '5xx and timeouts with backoff': { doesNotApply: RADICALE_ONLY },
-    'cursor expired → one full resync': async () => {
+    '429 with Retry-After': async () => {
+      const id = await frontCalendar();
+      const from = icloudFront.calls.length;
+      icloudFront.troubleNext({ status: 429, headers: { 'retry-after': '1' } });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(1);
+      const [limited, retried] = icloudFront.calls.slice(from);
+      expect(limited?.status).toBe(429);
+      expect((retried?.at ?? 0) - (limited?.at ?? 0)).toBeGreaterThanOrEqual(950);
+      expect(result(job)).toMatchObject({ outcome: 'synced', mode: 'full' });
+      expect(await calendarTitles(id)).toEqual(['Answered after the trouble']);
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+    },
+    '5xx and timeouts with backoff': async () => {
+      const id = await frontCalendar();
+      const from = icloudFront.calls.length;
+      icloudFront.troubleNext({ status: 503 }, { status: 502 });
+      const job = await syncNow(id);
+      expect(await job.getState()).toBe('completed');
+      expect(job.attemptsMade).toBe(3);
+      expect(icloudFront.calls.slice(from, from + 2).map((call) => call.status)).toEqual([503, 502]);
+      expect(await calendarTitles(id)).toEqual(['Answered after the trouble']);
+      const release = icloudFront.hold();
+      const jobId = await producer.requestSync(id);
+      await waitFor(async () => ((await connectionState(testEnv.db, id)).last_error === 'iCloud did not answer within 0.5 s; retrying' ? true : undefined), 10_000, 'the timeout to show');
+      release();
+      await waitFor(async () => ((await (await queue.getJob(jobId))?.getState()) === 'completed' ? true : undefined), 15_000, 'the sync to recover');
+      expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
+      expect(await calendarTitles(id)).toEqual(['Answered after the trouble']);
+    },
+    'cursor expired → one full resync': onRadicale(async () => {
       const id = await syncedICloud({ 'c-exp.vcf': 'Exp One' });
       const { sync_cursor: cursor } = await connectionState(testEnv.db, id);
       const stale = structuredClone(cursor) as { collections: Record<string, { token: string | null }> };
@@ -819,7 +869,7 @@ const ICLOUD: Subject = {
       expect(result(job)).toMatchObject({ outcome: 'synced', mode: 'full' });
       const names = await contactNames(id);
       expect(names.filter((name) => name === 'Exp One')).toHaveLength(1);
-    },
+    }),
   },
 };
 
@@ -828,7 +878,7 @@ const mailSubjects = async (id: string) =>
 const mailOf = (subject: string) => ({ from: 'Ann Example <ann@example.com>', to: ACCOUNT.appleId, subject, date: new Date('2026-03-02T08:15:30Z') });
 /** The iCloud mail connection after its first sync, with `subjects` appended to `mailbox` first. */
 async function syncedICloudMail(subjects: string[], mailbox = 'INBOX'): Promise<string> {
-  if (!icloudMail) throw new Error(dovecotMissing());
+  if (!icloudMail) throw new Error(gates.dovecot.reason);
   for (const subject of subjects) await icloudMail.seed.append(mailbox, mailOf(subject));
   const { mail } = await insertICloudSignIn(testEnv.db);
   expect(result(await syncNow(mail))).toMatchObject({ outcome: 'synced', mode: 'full' });
@@ -838,26 +888,26 @@ const ICLOUD_MAIL: Subject = {
   provider: 'icloud',
   part: 'mail',
   cases: {
-    'full sync': async () => {
+    'full sync': onDovecot(async () => {
       const id = await syncedICloudMail(['M full 1', 'M full 2']);
       expect(await mailSubjects(id)).toEqual(expect.arrayContaining(['M full 1', 'M full 2']));
-    },
-    'incremental sync': async () => {
+    }),
+    'incremental sync': onDovecot(async () => {
       const id = await syncedICloudMail(['M inc 1']);
       await icloudMail?.seed.append('INBOX', mailOf('M inc 2'));
       expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental', written: 1 });
       expect(await mailSubjects(id)).toContain('M inc 2');
-    },
-    'deletion at the source': async () => {
+    }),
+    'deletion at the source': onDovecot(async () => {
       const uid = (await icloudMail?.seed.append('INBOX', mailOf('M del'))) ?? 0;
       const id = await syncedICloudMail([]);
       expect(await mailSubjects(id)).toContain('M del');
       await icloudMail?.seed.expunge('INBOX', uid);
       expect(result(await syncNow(id))).toMatchObject({ outcome: 'synced', mode: 'incremental' });
       expect(await mailSubjects(id)).not.toContain('M del');
-    },
+    }),
     '401 → refresh → success': { doesNotApply: 'an app-specific password cannot be refreshed; a refused login needs a new one' },
-    'refresh refused → needs sign-in': async () => {
+    'refresh refused → needs sign-in': onDovecot(async () => {
       const id = await syncedICloudMail([]);
       const asked = refreshes.length;
       const signInId = String(await testEnv.db.oneFirst(sql.unsafe`SELECT sign_in_id FROM connections WHERE id = ${id}::uuid`));
@@ -866,10 +916,10 @@ const ICLOUD_MAIL: Subject = {
       expect(await job.getState()).toBe('failed');
       expect(refreshes.length).toBe(asked);
       expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'needs_sign_in' });
-    },
+    }),
     '403 quota → rate limited and still scheduled': { doesNotApply: 'IMAP has no quota answer' },
     '429 with Retry-After': { doesNotApply: 'IMAP has no Retry-After' },
-    '5xx and timeouts with backoff': async () => {
+    '5xx and timeouts with backoff': onDovecot(async () => {
       const id = await syncedICloudMail([]);
       // The server down twice (the connection refused), then up: retried with backoff, then synced.
       icloudMail?.dialer.refuseNext(2);
@@ -877,8 +927,8 @@ const ICLOUD_MAIL: Subject = {
       expect(await job.getState()).toBe('completed');
       expect(job.attemptsMade).toBe(3);
       expect(await connectionState(testEnv.db, id)).toMatchObject({ status: 'active', last_error: null });
-    },
-    'cursor expired → one full resync': async () => {
+    }),
+    'cursor expired → one full resync': onDovecot(async () => {
       // IMAP's expired cursor is a new UIDVALIDITY: the mailbox deleted and made again with the same message.
       const id = await syncedICloudMail(['M validity'], 'Archive');
       await icloudMail?.seed.remove('Archive');
@@ -888,7 +938,7 @@ const ICLOUD_MAIL: Subject = {
       expect(job.attemptsMade).toBe(1);
       expect(result(job)).toMatchObject({ outcome: 'synced', mode: 'full' });
       expect((await mailSubjects(id)).filter((subject) => subject === 'M validity')).toHaveLength(1);
-    },
+    }),
   },
 };
 
@@ -903,7 +953,8 @@ for (const subject of SUBJECTS) {
     for (const name of CASES) {
       const play = subject.cases[name];
       if (typeof play === 'function') it(name, play);
-      else it.skip(`${name} — does not apply: ${play.doesNotApply}`, () => undefined);
+      else if ('needs' in play) it(name, { tags: [play.needs.tag] }, play.play);
+      else it(`${name} — does not apply: ${play.doesNotApply}`, { tags: ['does-not-apply'] }, () => undefined);
     }
   });
 }
