@@ -80,6 +80,26 @@ function connectForm(provider: Provider, done: (answer: WithSecret) => Promise<v
   return form;
 }
 
+/**
+ * New credentials for a token provider's sign-in, from its schema like the connect form (every connection of
+ * the sign-in uses them): how an iCloud connection gets the iCloud Mail address it was refused without.
+ */
+function credentialsForm(connection: Connection, provider: Provider, save: (credentials: Record<string, string>) => void, cancel: () => void): HTMLElement {
+  const fields = credentialFields(provider.credentials);
+  const form = h(
+    'form',
+    { class: 'connect', 'aria-label': `Credentials of ${connection.displayName}` },
+    ...fields.map((field) => field.element),
+    h('button', { type: 'submit' }, 'Save credentials'),
+    button('Cancel', cancel),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    save(credentialsOf(fields));
+  });
+  return form;
+}
+
 export async function renderConnections(root: HTMLElement): Promise<void> {
   const message = h('div', { class: 'messages' });
   const secretArea = h('div');
@@ -123,6 +143,11 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
         : null,
       connection.signIn === 'link' && connection.status === 'needs_sign_in' && connection.signInId
         ? signInLink('Repair the bank login', connection.provider, `Repair the bank login of ${connection.displayName}`, connection.signInId)
+        : null,
+      provider?.signIn === 'token' && provider.credentials && !provider.claim
+        ? button('Enter credentials again', () => replace(holder, credentialsForm(connection, provider, (credentials) => void act(() => api('PATCH', path, { credentials }), `Credentials of ${connection.displayName} replaced; it syncs again.`), () => holder.replaceChildren())), {
+            'aria-label': `Enter the credentials of ${connection.displayName} again`,
+          })
         : null,
       connection.signIn === 'push'
         ? button('Rotate secret', () =>
