@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
 import { createConnectionQueries, type ConnectionRow } from '@pcg/shared/connections';
 import { createOriginRebaser, MICROSOFT_GRAPH_API_BASE, MICROSOFT_SCOPES } from '@pcg/shared/providers';
-import { GRAPH_SECRET_PREFIX, startGraphDouble, type GraphDouble, type GraphMessage } from '@pcg/testkit/doubles';
+import { sql } from '@pcg/shared/db';
+import { createSignInQueries } from '@pcg/shared/sign-ins';
+import { GRAPH_SECRET_PREFIX, startGraphDouble, type GraphDouble, type GraphMessage, type GraphOccurrence } from '@pcg/testkit/doubles';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
@@ -116,16 +118,16 @@ afterAll(async () => {
 describe('Microsoft Graph through one sign-in', () => {
   let signInId = '';
 
-  it('asks for exactly Mail.Read, Calendars.Read, Contacts.Read and offline_access (spec 2.5)', async () => {
+  it('asks for Mail.Read, Calendars.Read, Contacts.Read and offline_access (spec 2.5), and only openid and profile besides (to name the account)', async () => {
     const start = await fetch(`${consoleService.address}/api/connect/microsoft/start`, { redirect: 'manual' });
     const location = new URL(start.headers.get('location') ?? '');
     expect(`${location.origin}${location.pathname}`).toBe(`${graph.url}/common/oauth2/v2.0/authorize`);
-    expect(location.searchParams.get('scope')?.split(' ')).toEqual([...MICROSOFT_SCOPES]);
+    expect(location.searchParams.get('scope')?.split(' ')).toEqual(['Mail.Read', 'Calendars.Read', 'Contacts.Read', 'offline_access', 'openid', 'profile']);
     expect(location.searchParams.get('code_challenge_method')).toBe('S256');
   });
 
   it('makes exactly one connection when consent grants only Calendars.Read and offline_access', async () => {
-    const answer = await signIn(['Calendars.Read', 'offline_access'], 'account-calendar-only');
+    const answer = await signIn(['Calendars.Read', 'offline_access', 'openid', 'profile'], 'account-calendar-only');
     expect(answer.status).toBe(200);
     expect((answer.body.connections as Array<{ sector: string }>).map((row) => row.sector)).toEqual(['calendar']);
     expect((await connections().ofSignIn(answer.body.signInId as string)).map((row) => row.sector)).toEqual(['calendar']);
@@ -133,16 +135,19 @@ describe('Microsoft Graph through one sign-in', () => {
     expect((await fetch(`${consoleService.address}/api/connections/${(answer.body.connectionIds as string[] | undefined)?.[0] ?? (answer.body.connections as Array<{ id: string }>)[0]?.id}`, { method: 'DELETE' })).status).toBeLessThan(300);
   });
 
-  it('makes three connections from full consent, named by the account id from /me, each synced in full', async () => {
+  it('makes three connections from full consent, named by the ID token\'s oid, each synced in full, no series master stored as an event', async () => {
     const answer = await signIn(undefined, 'account-ada');
     expect(answer.status).toBe(200);
     signInId = answer.body.signInId as string;
+    expect(await createSignInQueries(testEnv.db).get(signInId)).toMatchObject({ account_id: 'account-ada' });
     expect((await connections().ofSignIn(signInId)).map((row) => row.sector)).toEqual(['calendar', 'contacts', 'mail']);
     await waitFor(async () => ((await connections().ofSignIn(signInId)).every((row) => row.last_synced_at !== null) ? true : undefined), 15_000, 'the first syncs');
 
     const events = await read('calendar', 'calendar.event');
     expect(events.map((row) => row.source_id).sort()).toEqual([...standup, 'allday-holiday', 'single-dentist'].sort());
     expect(events.find((row) => row.source_id === 'single-dentist')).toMatchObject({ title: 'Dentist', all_day: false, start_at: new Date(T0 + 5 * DAY).toISOString(), location: 'Main St' });
+    // Issue 31, item 1: the occurrences came stripped; their title is the series master's.
+    for (const row of events.filter((event) => event.event_uid === 'series-standup')) expect(row).toMatchObject({ title: 'Weekly standup', timezone: 'America/Los_Angeles', calendar: 'Calendar' });
     const messages = await read('mail', 'mail.message');
     expect(messages.map((row) => [row.source_id, row.folder]).sort()).toEqual([['msg-1', 'Inbox'], ['msg-2', 'Inbox'], ['msg-3', 'Sent Items']]);
     expect(messages.find((row) => row.source_id === 'msg-1')).toMatchObject({ account: 'ada@contoso.example', from: 'Grace Hopper <grace@navy.example>', labels: ['Blue'], subject: 'Hello' });
@@ -204,6 +209,139 @@ describe('Microsoft Graph through one sign-in', () => {
     expect((await read('contacts', 'contacts.contact')).map((row) => [row.source_id, row.display_name])).toEqual([['contact-2', 'Alan M. Turing']]);
   });
 
+  // Issue 31, item 1: real calendarView/delta answers strip occurrences to id, type, seriesMasterId,
+  // start and end, and send the series master (which is no event of its own) in the same round.
+  it('stores each occurrence of a recurring series with its master\'s title, location, organizer, attendees and zone, and never the master', async () => {
+    const calendar = await ofSector(signInId, 'calendar');
+    const organizer = { name: 'Grace Hopper', address: 'grace@navy.example' };
+    const review = graph.addWeeklySeries('series-review', 'Design review', T0 + 4 * DAY + 15 * HOUR, 3, 60, {
+      location: 'Room 4',
+      organizer,
+      attendees: [{ name: 'Ada Lovelace', address: 'ada@contoso.example', response: 'accepted' }],
+      timeZone: 'W. Europe Standard Time',
+    });
+    await syncNow(calendar);
+    const rows = (await read('calendar', 'calendar.event')).filter((row) => row.event_uid === 'series-review');
+    expect(rows.map((row) => row.source_id).sort()).toEqual([...review].sort());
+    for (const row of rows) {
+      expect(row).toMatchObject({
+        title: 'Design review',
+        location: 'Room 4',
+        organizer: 'Grace Hopper <grace@navy.example>',
+        attendees: [{ name: 'Ada Lovelace', email: 'ada@contoso.example', response: 'accepted' }],
+        timezone: 'Europe/Berlin',
+        calendar: 'Calendar',
+        all_day: false,
+      });
+    }
+    expect((await read('calendar', 'calendar.event')).map((row) => row.source_id)).not.toContain('series-review');
+  });
+
+  it('keeps an all-day recurring occurrence a local date, whose master came on a later page than its occurrences', async () => {
+    const calendar = await ofSector(signInId, 'calendar');
+    // Graph pages as it likes ("The number of objects in each page can vary"); the master is put last.
+    graph.state.pageCap = 2;
+    try {
+      const firstDay = Math.floor((T0 + 8 * DAY) / DAY) * DAY;
+      const gym = graph.addWeeklySeries('series-gym', 'Gym day', firstDay, 4, 0, { allDay: true });
+      await syncNow(calendar);
+      const rows = (await read('calendar', 'calendar.event')).filter((row) => row.event_uid === 'series-gym');
+      expect(rows.map((row) => row.source_id).sort()).toEqual([...gym].sort());
+      const days = [0, 1, 2, 3].map((week) => new Date(firstDay + week * 7 * DAY).toISOString().slice(0, 10));
+      expect(rows.map((row) => row.start_date).sort()).toEqual(days);
+      for (const row of rows) expect(row).toMatchObject({ title: 'Gym day', all_day: true, start_at: null, end_at: null });
+    } finally {
+      graph.state.pageCap = undefined;
+    }
+  });
+
+  it('retitles every stored occurrence when only the series master changes', async () => {
+    const calendar = await ofSector(signInId, 'calendar');
+    graph.renameSeries('series-review', 'Architecture review');
+    await syncNow(calendar);
+    const rows = (await read('calendar', 'calendar.event')).filter((row) => row.event_uid === 'series-review');
+    expect(rows.length).toBe(3);
+    for (const row of rows) expect(row.title).toBe('Architecture review');
+  });
+
+  // Issue 31, item 8.
+  it('reads every calendar of the account, naming each row\'s calendar, and drops an event another calendar no longer lists', async () => {
+    const calendar = await ofSector(signInId, 'calendar');
+    graph.calendars.push({ id: 'calendar-family', name: 'Family', isDefaultCalendar: false });
+    graph.store.put('event', { id: 'family-dinner', subject: 'Family dinner', start: T0 + 3 * DAY + 18 * HOUR, end: T0 + 3 * DAY + 20 * HOUR, type: 'singleInstance', calendarId: 'calendar-family', timeZone: 'Hawaiian Standard Time' });
+    graph.store.put('event', { id: 'family-picnic', subject: 'Picnic', start: T0 + 6 * DAY + 12 * HOUR, end: T0 + 6 * DAY + 14 * HOUR, type: 'singleInstance', calendarId: 'calendar-family' });
+    await syncNow(calendar);
+    const rows = await read('calendar', 'calendar.event');
+    expect(rows.find((row) => row.source_id === 'family-dinner')).toMatchObject({ calendar: 'Family', title: 'Family dinner', timezone: 'Pacific/Honolulu' });
+    expect(rows.find((row) => row.source_id === 'single-lunch')).toMatchObject({ calendar: 'Calendar', timezone: 'America/Los_Angeles' });
+    graph.store.remove('event', 'family-picnic');
+    await syncNow(calendar);
+    const after = (await read('calendar', 'calendar.event')).map((row) => row.source_id);
+    expect(after).toContain('family-dinner');
+    expect(after).not.toContain('family-picnic');
+    expect(new Set(after).size).toBe(after.length);
+  });
+
+  it('reads contacts through each contact folder\'s documented delta, the default folder and its child folders', async () => {
+    const contacts = await ofSector(signInId, 'contacts');
+    graph.contactFolders.push({ id: 'contacts-friends', displayName: 'Friends', parentFolderId: 'contacts-default' });
+    graph.store.put('contact', { id: 'contact-friend', displayName: 'Katherine Johnson', parentFolderId: 'contacts-friends' });
+    const from = graph.requests.length;
+    await syncNow(contacts);
+    expect((await read('contacts', 'contacts.contact')).map((row) => row.source_id).sort()).toEqual(['contact-2', 'contact-friend']);
+    const deltas = graph.requests.slice(from).filter((request) => request.path.endsWith('/contacts/delta')).map((request) => request.path);
+    expect(deltas).not.toContain('/v1.0/me/contacts/delta');
+    expect(new Set(deltas)).toEqual(new Set(['/v1.0/me/contactFolders/contacts-default/contacts/delta', '/v1.0/me/contactFolders/contacts-friends/contacts/delta']));
+  });
+
+  // Issue 31, item 7.
+  it('reads mail in child folders, so a message moved into a subfolder stays with that folder\'s name, and skips search folders', async () => {
+    const mail = await ofSector(signInId, 'mail');
+    graph.folders.push({ id: 'inbox-projects', displayName: 'Projects', parentFolderId: 'inbox' });
+    graph.store.put('message', { ...graph.store.get<GraphMessage>('message', 'msg-4'), parentFolderId: 'inbox-projects' }, 'inbox');
+    await syncNow(mail);
+    const messages = await read('mail', 'mail.message');
+    expect(messages.map((row) => [row.source_id, row.folder]).sort()).toEqual([['msg-1', 'Sent Items'], ['msg-3', 'Sent Items'], ['msg-4', 'Projects']]);
+    // The search folder's view (unread mail of the inbox) is never read as a folder.
+    graph.store.put('message', message('msg-5', 'inbox', 'Unread one', '2026-02-20T09:00:00Z'));
+    await syncNow(mail);
+    expect((await read('mail', 'mail.message')).find((row) => row.source_id === 'msg-5')).toMatchObject({ folder: 'Inbox' });
+    expect(graph.requests.some((request) => request.path.startsWith('/v1.0/me/mailFolders/search-unread/'))).toBe(false);
+  });
+
+  // Cursors written before issue 31 (the calendar's without series, the contacts' single /me/contacts/delta round).
+  it('resyncs a calendar and a contacts cursor of the older shape once in full: a series master stored as an event goes, nothing is duplicated or lost', async () => {
+    const calendar = await ofSector(signInId, 'calendar');
+    const contacts = await ofSector(signInId, 'contacts');
+    const events = async () => (await read('calendar', 'calendar.event')).map((row) => row.source_id as string).sort();
+    const people = async () => (await read('contacts', 'contacts.contact')).map((row) => row.source_id as string).sort();
+    const [eventsBefore, peopleBefore] = [await events(), await people()];
+    await testEnv.db.query(sql.unsafe`
+      INSERT INTO calendar_events (connection_id, source, source_id, event_uid, title, start_at, end_at)
+      VALUES (${calendar.id}::uuid, 'microsoft', 'series-standup', 'series-standup', 'Weekly standup', ${new Date(T0 + 3 * DAY).toISOString()}::timestamptz, ${new Date(T0 + 3 * DAY + HOUR / 2).toISOString()}::timestamptz)`);
+    await testEnv.db.query(sql.unsafe`UPDATE connections SET sync_cursor = sync_cursor - 'series' - 'others' WHERE id = ${calendar.id}::uuid`);
+    await testEnv.db.query(sql.unsafe`UPDATE connections SET sync_cursor = jsonb_build_object('deltaLink', ${`${graph.url}/v1.0/me/contacts/delta?$deltatoken=old`}::text) WHERE id = ${contacts.id}::uuid`);
+    expect(await events()).toContain('series-standup');
+    expect(await syncNow(calendar)).toMatchObject({ status: 'active', last_error: null });
+    expect(await syncNow(contacts)).toMatchObject({ status: 'active', last_error: null });
+    expect(await events()).toEqual(eventsBefore);
+    expect(await people()).toEqual(peopleBefore);
+  });
+
+  // Issue 31, item 4.
+  it('restarts the delta from scratch when an expired delta link is refused with a 4xx syncStateNotFound, and the connection stays active', async () => {
+    const calendar = await ofSector(signInId, 'calendar');
+    graph.expireDeltaTokens('expired');
+    const from = graph.requests.length;
+    const row = await syncNow(calendar);
+    expect(row).toMatchObject({ status: 'active', last_error: null });
+    const refused = graph.requests.slice(from).filter((request) => request.path.endsWith('/calendarView/delta') && request.query.has('$deltatoken'));
+    expect(refused.length).toBe(1);
+    expect(graph.requests.slice(from).filter((request) => request.path.endsWith('/calendarView/delta') && request.query.has('startDateTime')).length).toBe(1);
+    const ids = (await read('calendar', 'calendar.event')).map((event) => event.source_id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it('reads an all-day event back as the same local date whatever the sync-worker\'s TZ (UTC, UTC−10, UTC+14)', async () => {
     const calendar = await ofSector(signInId, 'calendar');
     const zone = process.env.TZ;
@@ -222,9 +360,9 @@ describe('Microsoft Graph through one sign-in', () => {
     }
   });
 
-  it('resyncs once in full when the delta token expires (410), with nothing duplicated and deletions applied', async () => {
+  it('resyncs once in full when Graph resets the sync state (410 Gone), with nothing duplicated and deletions applied', async () => {
     const calendar = await ofSector(signInId, 'calendar');
-    graph.store.expireDeltaTokens();
+    graph.expireDeltaTokens('reset');
     graph.store.remove('event', 'single-lunch');
     const from = graph.requests.length;
     await syncNow(calendar);
@@ -234,8 +372,8 @@ describe('Microsoft Graph through one sign-in', () => {
     const ids = rows.map((row) => row.source_id as string);
     expect(new Set(ids).size).toBe(ids.length);
     const window = calendarWindow(clock);
-    const expected = (graph.store.live('event') as Array<{ id: string; start?: number; startDate?: string }>)
-      .filter((event) => (event.start ?? Date.parse(`${event.startDate}T00:00:00Z`)) < Date.parse(window.end))
+    const expected = (graph.store.live('event') as GraphOccurrence[])
+      .filter((event) => event.type !== 'seriesMaster' && (event.start ?? Date.parse(`${event.startDate}T00:00:00Z`)) < Date.parse(window.end))
       .map((event) => event.id);
     expect(ids.sort()).toEqual(expected.sort());
   });

@@ -19,7 +19,7 @@ describe('Microsoft stand-ins go through the origin rebaser like every other pro
     const rebase = createOriginRebaser({ MICROSOFT_LOGIN_BASE_URL: 'http://127.0.0.1:1', MICROSOFT_GRAPH_BASE_URL: 'http://127.0.0.1:2' });
     expect(rebase(MICROSOFT.oauth?.authorizeUrl ?? '')).toBe('http://127.0.0.1:1/common/oauth2/v2.0/authorize');
     expect(rebase(MICROSOFT.oauth?.tokenUrl ?? '')).toBe('http://127.0.0.1:1/common/oauth2/v2.0/token');
-    expect(rebase(MICROSOFT.oauth?.account.url ?? '')).toBe('http://127.0.0.1:2/v1.0/me');
+    expect(rebase(`${MICROSOFT_GRAPH_API_BASE}/me`)).toBe('http://127.0.0.1:2/v1.0/me');
     expect(rebase(MICROSOFT_GRAPH_API_BASE)).toBe('http://127.0.0.1:2/v1.0');
   });
 

@@ -46,10 +46,11 @@ export type OAuthSpec = {
   /** The sectors a granted scope list covers (spec 2.5); an empty list means no connection. */
   sectorsOf(grantedScopes: readonly string[]): Sector[];
   /**
-   * Where the provider names the signed-in account: a GET with the new access token, and the JSON field
-   * holding its id. A re-sign-in must report the same id.
+   * Where the provider names the signed-in account: a GET with the new access token and the JSON field
+   * holding its id, or claims of the ID token the token endpoint returned (its id, and a name to show).
+   * A re-sign-in must report the same id.
    */
-  account: { url: string; field: string };
+  account: { url: string; field: string } | { idToken: { id: string; name?: string } };
 };
 
 /**

@@ -12,6 +12,8 @@ export const OAuthCredentialsSchema = z.object({
   expiresAt: z.number().nullable(),
   /** The scopes the provider last reported as granted, so a connector reads only what it may (absent on older sign-ins). */
   scopes: z.array(z.string()).optional(),
+  /** The provider's name of the signed-in account, for display (Microsoft: the ID token's `preferred_username`); kept across refreshes. */
+  accountName: z.string().optional(),
 });
 export type OAuthCredentials = z.infer<typeof OAuthCredentialsSchema>;
 
@@ -21,6 +23,8 @@ const TokenAnswerSchema = z.object({
   refresh_token: z.string().min(1).optional(),
   expires_in: z.coerce.number().positive().optional(),
   scope: z.string().optional(),
+  /** OpenID Connect: present when `openid` was granted. */
+  id_token: z.string().min(1).optional(),
 });
 const TokenErrorSchema = z.object({ error: z.string().regex(/^[\w.-]{1,64}$/) });
 
@@ -42,7 +46,7 @@ const APP_REFUSED = new Set(['invalid_client', 'unauthorized_client']);
 const BUSY = new Set(['temporarily_unavailable', 'server_error']);
 
 export type TokenAnswer =
-  | { ok: true; credentials: OAuthCredentials; scope: string | undefined }
+  | { ok: true; credentials: OAuthCredentials; scope: string | undefined; idToken?: string }
   /** The provider answered with an OAuth error that is not an outage: `error` is its code. */
   | { ok: false; error: string; status: number; refusal: TokenRefusal };
 
@@ -75,7 +79,7 @@ export async function requestToken(
   tokenUrl: string,
   form: Record<string, string>,
   timeoutMs: number,
-  previous: Pick<OAuthCredentials, 'refreshToken' | 'scopes'> = { refreshToken: null },
+  previous: Pick<OAuthCredentials, 'refreshToken' | 'scopes' | 'accountName'> = { refreshToken: null },
 ): Promise<TokenAnswer> {
   let response: Response;
   try {
@@ -93,16 +97,18 @@ export async function requestToken(
   if (response.ok) {
     const parsed = TokenAnswerSchema.safeParse(body);
     if (!parsed.success) throw new ProviderUnreachableError('the provider answered the token request with something that is not a token');
-    const { access_token, refresh_token, expires_in, scope } = parsed.data;
+    const { access_token, refresh_token, expires_in, scope, id_token } = parsed.data;
     return {
       ok: true,
       scope,
+      ...(id_token ? { idToken: id_token } : {}),
       // A provider that does not rotate keeps the refresh token it gave before.
       credentials: {
         accessToken: access_token,
         refreshToken: refresh_token ?? previous.refreshToken,
         expiresAt: expires_in ? Date.now() + expires_in * 1000 : null,
         ...(scope !== undefined ? { scopes: scope.split(' ').filter(Boolean) } : previous.scopes ? { scopes: previous.scopes } : {}),
+        ...(previous.accountName !== undefined ? { accountName: previous.accountName } : {}),
       },
     };
   }

@@ -5,7 +5,8 @@ import type { Logger } from '@pcg/shared/logger';
 import { findProvider, realOrigins, type RebaseUrl } from '@pcg/shared/providers';
 import type { OAuthExchangeJob, SignInJobResult, SyncProducer } from '@pcg/shared/queues';
 import { applyGrant, NO_SECTORS_GRANTED, OTHER_ACCOUNT } from '@pcg/shared/sign-ins';
-import { loadProviderApp, ProviderUnreachableError, readAccountId, requestToken } from './oauth-client.ts';
+import { nameAccount } from './account-name.ts';
+import { loadProviderApp, ProviderUnreachableError, requestToken } from './oauth-client.ts';
 
 export type OAuthExchangeDeps = {
   db: DatabasePool;
@@ -62,14 +63,14 @@ export function createOAuthExchangeRunner(deps: OAuthExchangeDeps) {
       const grantedScopes = answer.scope === undefined ? [...oauth.scopes] : answer.scope.split(' ').filter(Boolean);
       const sectors = oauth.sectorsOf(grantedScopes);
       if (sectors.length === 0) return refused('no_sectors', NO_SECTORS_GRANTED);
-      const accountId = await readAccountId({ ...oauth.account, url: rebase(oauth.account.url) }, answer.credentials.accessToken, deps.requestTimeoutMs);
+      const account = await nameAccount(oauth.account, { accessToken: answer.credentials.accessToken, idToken: answer.idToken }, { clientId: app.clientId, rebase, timeoutMs: deps.requestTimeoutMs });
       const outcome = await applyGrant(deps.db, {
         provider,
         signInId: data.signInId,
-        accountId,
+        accountId: account.id,
         grantedScopes,
         sectors,
-        seal: (signInId) => sealCredentials(deps.credentialsKey, { ...answer.credentials, scopes: grantedScopes }, signInId),
+        seal: (signInId) => sealCredentials(deps.credentialsKey, { ...answer.credentials, scopes: grantedScopes, ...(account.name ? { accountName: account.name } : {}) }, signInId),
       });
       if (outcome.outcome === 'refused') {
         return refused(outcome.message === OTHER_ACCOUNT ? 'other_account' : outcome.message === NO_SECTORS_GRANTED ? 'no_sectors' : 'provider_refused', outcome.message);

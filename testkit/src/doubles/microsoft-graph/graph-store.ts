@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { allDayTimeZone, dateTimeTimeZone, dayMs } from './graph-time.ts';
+import { renderContact, renderEvent, renderMessage } from './graph-render.ts';
+import { dayMs } from './graph-time.ts';
 
-/** One calendar occurrence as the double keeps it (calendarView expands series into these). */
+/** The id of the double's primary calendar (the one `calendarView/delta` reads). */
+export const PRIMARY_CALENDAR = 'calendar-primary';
+/** The id of the double's default contact folder (the one `/me/contacts` lists). */
+export const DEFAULT_CONTACT_FOLDER = 'contacts-default';
+
+/** One calendar event as the double keeps it: a single event, an occurrence or exception of a series, or the series master. */
 export type GraphOccurrence = {
   id: string;
   subject: string;
@@ -11,10 +17,16 @@ export type GraphOccurrence = {
   /** All-day events: local dates, end exclusive. */
   startDate?: string;
   endDate?: string;
-  type: 'singleInstance' | 'occurrence' | 'exception';
+  type: 'singleInstance' | 'occurrence' | 'exception' | 'seriesMaster';
   seriesMasterId?: string;
   /** The occurrence's slot in its series (ms), for occurrences and exceptions. */
   originalStart?: number;
+  /** A series master: the end (ms) of its last occurrence, so the master is in a window its series touches. */
+  seriesEnd?: number;
+  /** The calendar holding the event; the primary one when absent. */
+  calendarId?: string;
+  /** The Windows zone the event was created in (`originalStartTimeZone`); Pacific Standard Time when absent. */
+  timeZone?: string;
   isCancelled?: boolean;
   location?: string;
   organizer?: { name: string; address: string };
@@ -40,6 +52,8 @@ export type GraphMessage = {
 export type GraphContact = {
   id: string;
   displayName: string;
+  /** The contact folder; the default one when absent. */
+  parentFolderId?: string;
   givenName?: string;
   surname?: string;
   companyName?: string;
@@ -53,95 +67,40 @@ export type GraphContact = {
 
 type Kind = 'event' | 'message' | 'contact';
 type Entry = { kind: Kind; id: string; data: GraphOccurrence | GraphMessage | GraphContact; seq: number; removed: boolean; movedFrom?: string };
-/** What a delta round covers: the calendar window, one mail folder, or the contacts. */
-export type Scope = { kind: 'event'; start: number; end: number } | { kind: 'message'; folderId: string } | { kind: 'contact' };
-type Render = { zone: string; select: string[] | undefined };
+/** What a list or delta round covers: a calendar's window, one mail folder (or search folder), or one contact folder. */
+export type Scope =
+  | { kind: 'event'; start: number; end: number; calendarId: string }
+  | { kind: 'message'; folderId: string; matches?: (message: GraphMessage) => boolean }
+  | { kind: 'contact'; folderId: string };
+/** How items are rendered: the `Prefer: outlook.timezone` zone, `$select`, and whether this is a delta round (stripped occurrences). */
+export type Render = { zone: string; select: string[] | undefined; delta: boolean };
 type Round = { scope: Scope; since: number; render: Render };
 type Paging = { rows: unknown[]; offset: number; next: Round };
 
-const email = (person: { name?: string; address: string }) => ({ emailAddress: { name: person.name ?? person.address, address: person.address } });
+function eventSpan(event: GraphOccurrence): [number, number] {
+  if (event.startDate) return [dayMs(event.startDate), dayMs(event.endDate ?? event.startDate)];
+  return [event.start ?? 0, event.type === 'seriesMaster' ? (event.seriesEnd ?? event.end ?? 0) : (event.end ?? 0)];
+}
 
 function inScope(entry: Entry, scope: Scope): boolean {
   if (entry.kind !== scope.kind) return false;
-  if (scope.kind === 'message') return (entry.data as GraphMessage).parentFolderId === scope.folderId;
-  if (scope.kind === 'event') {
-    const event = entry.data as GraphOccurrence;
-    const [start, end] = event.startDate ? [dayMs(event.startDate), dayMs(event.endDate ?? event.startDate)] : [event.start ?? 0, event.end ?? 0];
-    return start < scope.end && end > scope.start;
+  if (scope.kind === 'message') {
+    const message = entry.data as GraphMessage;
+    return scope.matches ? scope.matches(message) : message.parentFolderId === scope.folderId;
   }
-  return true;
-}
-
-function renderEvent(event: GraphOccurrence, zone: string): Record<string, unknown> {
-  const when = event.startDate
-    ? { start: allDayTimeZone(event.startDate, zone), end: allDayTimeZone(event.endDate ?? event.startDate, zone) }
-    : { start: dateTimeTimeZone(event.start ?? 0, zone), end: dateTimeTimeZone(event.end ?? 0, zone) };
-  return {
-    '@odata.etag': `W/"${event.id.slice(-6)}"`,
-    id: event.id,
-    subject: event.subject,
-    isAllDay: event.startDate !== undefined,
-    isCancelled: event.isCancelled ?? false,
-    type: event.type,
-    seriesMasterId: event.seriesMasterId ?? null,
-    originalStart: event.originalStart === undefined ? null : new Date(event.originalStart).toISOString().replace('.000Z', 'Z'),
-    originalStartTimeZone: 'Pacific Standard Time',
-    showAs: 'busy',
-    ...when,
-    location: { displayName: event.location ?? '' },
-    organizer: event.organizer ? email(event.organizer) : null,
-    attendees: (event.attendees ?? []).map((person) => ({ ...email(person), type: 'required', status: { response: person.response, time: '0001-01-01T00:00:00Z' } })),
-    body: { contentType: 'html', content: '<p>event body</p>' },
-  };
-}
-
-function renderMessage(message: GraphMessage, select: string[] | undefined): Record<string, unknown> {
-  const full: Record<string, unknown> = {
-    id: message.id,
-    subject: message.subject,
-    from: email(message.from),
-    sender: email(message.from),
-    toRecipients: message.to.map(email),
-    ccRecipients: (message.cc ?? []).map(email),
-    receivedDateTime: message.receivedDateTime,
-    isRead: message.isRead ?? false,
-    hasAttachments: message.hasAttachments ?? false,
-    conversationId: message.conversationId ?? `conv-${message.id}`,
-    categories: message.categories ?? [],
-    parentFolderId: message.parentFolderId,
-    bodyPreview: (message.body ?? '').slice(0, 255),
-    body: { contentType: 'text', content: message.body ?? '' },
-  };
-  if (!select) return full;
-  return Object.fromEntries(Object.entries(full).filter(([name]) => name === 'id' || select.includes(name)));
-}
-
-function renderContact(contact: GraphContact): Record<string, unknown> {
-  return {
-    id: contact.id,
-    displayName: contact.displayName,
-    givenName: contact.givenName ?? null,
-    surname: contact.surname ?? null,
-    companyName: contact.companyName ?? null,
-    jobTitle: contact.jobTitle ?? null,
-    emailAddresses: contact.emailAddresses ?? [],
-    mobilePhone: contact.mobilePhone ?? null,
-    businessPhones: contact.businessPhones ?? [],
-    homePhones: [],
-    birthday: contact.birthday ?? null,
-    homeAddress: contact.homeAddress ?? {},
-    businessAddress: {},
-    otherAddress: {},
-    lastModifiedDateTime: '2026-01-05T10:00:00Z',
-  };
+  if (scope.kind === 'contact') return ((entry.data as GraphContact).parentFolderId ?? DEFAULT_CONTACT_FOLDER) === scope.folderId;
+  const event = entry.data as GraphOccurrence;
+  if ((event.calendarId ?? PRIMARY_CALENDAR) !== scope.calendarId) return false;
+  const [start, end] = eventSpan(event);
+  return start < scope.end && end > scope.start;
 }
 
 /**
- * The double's mailbox: occurrences, messages and contacts, each change stamped with a sequence number,
- * and the delta rounds of reference §6.2 over them: an initial round lists what is in scope, a round from
- * a deltaLink lists what changed since (full items) and what left (`@removed`); pages are served from a
+ * The double's mailbox: events, messages and contacts, each change stamped with a sequence number, and
+ * the delta rounds of reference §6.2 over them: an initial round lists what is in scope, a round from a
+ * deltaLink lists what changed since (full items) and what left (`@removed`); pages are served from a
  * snapshot taken when the round began, linked by `$skiptoken`, the last with a `$deltatoken`. Tokens live
- * only in the double's memory: an unknown one (forged, or after `expireDeltaTokens`) is a 410.
+ * only in the double's memory: an unknown one (forged, or after `expireDeltaTokens`) is refused.
  */
 export function createGraphStore() {
   const entries = new Map<string, Entry>();
@@ -154,20 +113,35 @@ export function createGraphStore() {
     seq += 1;
     entries.set(`${kind}:${data.id}`, { kind, id: data.id, data, seq, removed: false, ...(movedFrom ? { movedFrom } : {}) });
   }
+  /** Changes an item's data without listing it as changed (what the source does not report as a change). */
+  function amend(kind: Kind, data: Entry['data']): void {
+    const entry = entries.get(`${kind}:${data.id}`);
+    if (!entry) throw new Error(`the double holds no ${kind} '${data.id}'`);
+    entries.set(`${kind}:${data.id}`, { ...entry, data });
+  }
   function remove(kind: Kind, id: string): void {
     const entry = entries.get(`${kind}:${id}`);
     if (!entry) throw new Error(`the double holds no ${kind} '${id}'`);
     seq += 1;
     entries.set(`${kind}:${id}`, { ...entry, seq, removed: true });
   }
-  const get = <T extends Entry['data']>(kind: Kind, id: string): T => {
+  const find = <T extends Entry['data']>(kind: Kind, id: string): T | undefined => {
     const entry = entries.get(`${kind}:${id}`);
-    if (!entry || entry.removed) throw new Error(`the double holds no ${kind} '${id}'`);
-    return entry.data as T;
+    return !entry || entry.removed ? undefined : (entry.data as T);
   };
+  const get = <T extends Entry['data']>(kind: Kind, id: string): T => {
+    const found = find<T>(kind, id);
+    if (!found) throw new Error(`the double holds no ${kind} '${id}'`);
+    return found;
+  };
+  /** The series master of an occurrence, for rendering the occurrence with the series' fields. */
+  const masterOf = (event: GraphOccurrence) => (event.seriesMasterId ? find<GraphOccurrence>('event', event.seriesMasterId) : undefined);
 
   function render(entry: Entry, how: Render): unknown {
-    if (entry.kind === 'event') return renderEvent(entry.data as GraphOccurrence, how.zone);
+    if (entry.kind === 'event') {
+      const event = entry.data as GraphOccurrence;
+      return renderEvent(event, masterOf(event), how);
+    }
     if (entry.kind === 'message') return renderMessage(entry.data as GraphMessage, how.select);
     return renderContact(entry.data as GraphContact);
   }
@@ -187,14 +161,20 @@ export function createGraphStore() {
 
   return {
     put,
+    amend,
     remove,
     get,
+    find,
+    /** Every live item in a scope, rendered (a plain list, not a delta round). */
+    list: (scope: Scope, how: Render) => [...entries.values()].filter((entry) => !entry.removed && inScope(entry, scope)).map((entry) => render(entry, how)),
     /** Begins a round: from scratch (`scope`), or from a deltaLink's token; undefined for an unknown token. */
     begin(from: { scope: Scope; render: Render } | { deltaToken: string }): Paging | undefined {
       const round = 'deltaToken' in from ? deltaTokens.get(from.deltaToken) : { scope: from.scope, since: 0, render: from.render };
       if (!round) return undefined;
       return { rows: rowsOf(round), offset: 0, next: { ...round, since: seq } };
     },
+    /** A plain list served in pages like a round's, without a deltaLink at the end. */
+    beginList: (rows: unknown[], scope: Scope, how: Render): Paging => ({ rows, offset: 0, next: { scope, since: seq, render: how } }),
     /** A page of the round, and the token of the next page or of the next round. */
     page(paging: Paging, size: number): { value: unknown[]; skipToken?: string; deltaToken?: string } {
       const value = paging.rows.slice(paging.offset, paging.offset + size);
@@ -208,7 +188,7 @@ export function createGraphStore() {
       return { value, deltaToken: delta };
     },
     resume: (skipToken: string) => skipTokens.get(skipToken),
-    /** Every delta and skip token is forgotten: the next use of one is a 410 (sync state not found). */
+    /** Every delta and skip token is forgotten: the next use of one is refused (sync state not found). */
     expireDeltaTokens(): void {
       deltaTokens.clear();
       skipTokens.clear();

@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { SourceUnavailableError } from '../kit/source-errors.ts';
+import { ianaZone } from './windows-zones.ts';
 
 const EmailSchema = z.object({ emailAddress: z.object({ name: z.string().nullish(), address: z.string().nullish() }).nullish() }).nullish();
 type Email = z.infer<typeof EmailSchema>;
 const DateTimeTimeZoneSchema = z.object({ dateTime: z.string(), timeZone: z.string() });
 
+// attendee resource: `emailAddress` is the emailAddress itself ({name, address}), not a recipient wrapping one.
+const AttendeeSchema = z.object({ emailAddress: z.object({ name: z.string().nullish(), address: z.string().nullish() }).nullish(), status: z.object({ response: z.string().nullish() }).nullish() });
 const EventSchema = z.object({
   id: z.string().min(1),
   subject: z.string().nullish(),
@@ -14,12 +17,26 @@ const EventSchema = z.object({
   type: z.string().nullish(),
   seriesMasterId: z.string().nullish(),
   originalStart: z.string().nullish(),
+  originalStartTimeZone: z.string().nullish(),
   start: DateTimeTimeZoneSchema,
   end: DateTimeTimeZoneSchema,
   location: z.object({ displayName: z.string().nullish() }).nullish(),
   organizer: EmailSchema,
-  attendees: z.array(z.object({ emailAddress: EmailSchema, status: z.object({ response: z.string().nullish() }).nullish() })).nullish(),
+  attendees: z.array(AttendeeSchema).nullish(),
 });
+type GraphEvent = z.infer<typeof EventSchema>;
+
+/** What every occurrence of a series shares, read from its master and kept in the calendar cursor. */
+export const SeriesSchema = z.object({
+  title: z.string().nullable(),
+  all_day: z.boolean(),
+  location: z.string().nullable(),
+  status: z.string(),
+  organizer: z.string().nullable(),
+  attendees: z.array(z.object({ name: z.string().nullable(), email: z.string().nullable(), response: z.string().nullable() })),
+  timezone: z.string().nullable(),
+});
+export type Series = z.infer<typeof SeriesSchema>;
 
 const MessageSchema = z.object({
   id: z.string().min(1),
@@ -86,29 +103,61 @@ function localDate(value: z.infer<typeof DateTimeTimeZoneSchema>): string {
   return match[1];
 }
 
-/** One calendarView occurrence → `calendar.event` (one row per occurrence). */
-export function eventRecord(item: unknown): Record<string, unknown> & { source_id: string } {
+function shared(event: GraphEvent): Series {
+  return {
+    title: event.subject ?? null,
+    all_day: event.isAllDay === true,
+    location: event.location?.displayName || null,
+    status: event.isCancelled ? 'cancelled' : event.showAs === 'tentative' ? 'tentative' : 'confirmed',
+    organizer: person(event.organizer),
+    attendees: (event.attendees ?? []).map((attendee) => ({
+      name: attendee.emailAddress?.name ?? null,
+      email: attendee.emailAddress?.address ?? null,
+      response: attendee.status?.response ?? null,
+    })),
+    // The zone the event was made in, a Windows name (reference §6.3); start.timeZone is the UTC asked for.
+    timezone: ianaZone(event.originalStartTimeZone),
+  };
+}
+
+/** A series master (`type: seriesMaster`) → the fields its occurrences share. */
+export function seriesOf(item: unknown): Series {
+  return shared(parse(EventSchema, item, 'series master'));
+}
+
+export const isSeriesMaster = (item: Record<string, unknown>) => item.type === 'seriesMaster';
+
+/**
+ * One calendarView event → `calendar.event` (one row per occurrence). An occurrence of a series may come
+ * stripped to `id`, `type`, `seriesMasterId`, `start`, `end` (issue 31: what real `calendarView/delta`
+ * answers carry): every field it lacks is its series' (`series`, from the master). An exception carries
+ * its own fields, which win.
+ */
+export function eventRecord(item: unknown, where: { calendar: string | null; series?: Series }): Record<string, unknown> & { source_id: string } {
   const event = parse(EventSchema, item, 'calendar event');
-  const allDay = event.isAllDay === true;
+  const own = shared(event);
+  const series = where.series;
+  const has = (field: keyof GraphEvent) => (item as Record<string, unknown>)[field] !== undefined;
+  const pick = <K extends keyof Series>(key: K, field: keyof GraphEvent): Series[K] => (series && !has(field) ? series[key] : own[key]);
+  const allDay = has('isAllDay') || !series ? own.all_day : series.all_day;
   const inSeries = event.type === 'occurrence' || event.type === 'exception';
+  const slot = event.originalStart ? new Date(event.originalStart).toISOString() : event.type === 'occurrence' ? (allDay ? localDate(event.start) : utcInstant(event.start)) : null;
   return {
     source_id: event.id,
     event_uid: event.seriesMasterId ?? event.id,
-    recurrence_id: inSeries && event.originalStart ? new Date(event.originalStart).toISOString() : null,
-    title: event.subject ?? null,
+    recurrence_id: inSeries ? slot : null,
+    calendar: where.calendar,
+    title: pick('title', 'subject'),
     all_day: allDay,
     start_at: allDay ? null : utcInstant(event.start),
     end_at: allDay ? null : utcInstant(event.end),
     start_date: allDay ? localDate(event.start) : null,
     end_date: allDay ? localDate(event.end) : null,
-    location: event.location?.displayName || null,
-    status: event.isCancelled ? 'cancelled' : event.showAs === 'tentative' ? 'tentative' : 'confirmed',
-    organizer: person(event.organizer),
-    attendees: (event.attendees ?? []).map((attendee) => ({
-      name: attendee.emailAddress?.emailAddress?.name ?? null,
-      email: attendee.emailAddress?.emailAddress?.address ?? null,
-      response: attendee.status?.response ?? null,
-    })),
+    timezone: own.timezone ?? series?.timezone ?? null,
+    location: pick('location', 'location'),
+    status: has('isCancelled') || has('showAs') || !series ? own.status : series.status,
+    organizer: pick('organizer', 'organizer'),
+    attendees: pick('attendees', 'attendees'),
   };
 }
 
@@ -116,7 +165,7 @@ export function eventRecord(item: unknown): Record<string, unknown> & { source_i
 export const MESSAGE_SELECT = ['subject', 'from', 'toRecipients', 'ccRecipients', 'receivedDateTime', 'isRead', 'hasAttachments', 'conversationId', 'categories'] as const;
 
 /** One message envelope → `mail.message`. */
-export function messageRecord(item: unknown, where: { account: string; folder: string }): Record<string, unknown> & { source_id: string } {
+export function messageRecord(item: unknown, where: { account: string | null; folder: string }): Record<string, unknown> & { source_id: string } {
   const message = parse(MessageSchema, item, 'message');
   const people = (list: Email[] | null | undefined) => (list ?? []).map(person).filter((value): value is string => value !== null);
   return {
