@@ -79,10 +79,16 @@ async function itemContext(api: PlaidApi, item: PlaidItem, context: ConnectorCon
   return { institutionName, institutionDomain, consentExpiresAt: consent && !Number.isNaN(consent.getTime()) ? consent.toISOString() : null, syncedAt: new Date().toISOString() };
 }
 
-/** The item was initialised with Investments (`products`, `billed_products`) and, where consent is recorded, the person consented to it. */
+/**
+ * The item was initialised with Investments (`products`, `billed_products`) and, where consent is recorded,
+ * the person consented to it. `consented_products` is optional in Plaid's OpenAPI file (Data Transparency
+ * Messaging items only): absent or empty, it records nothing, and an item without the consent answers
+ * ADDITIONAL_CONSENT_REQUIRED, which reads as no holdings.
+ */
 export function hasInvestments(item: Pick<PlaidItem, 'products' | 'billed_products' | 'consented_products'>): boolean {
   const initialised = [...item.products, ...item.billed_products].includes('investments');
-  return initialised && (item.consented_products === undefined || item.consented_products.includes('investments'));
+  const consented = item.consented_products ?? [];
+  return initialised && (consented.length === 0 || consented.includes('investments'));
 }
 
 export function createPlaidConnector(options: PlaidConnectorOptions): Connector {
