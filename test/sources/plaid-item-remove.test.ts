@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { Queue, QueueEvents } from 'bullmq';
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
 import { createOriginRebaser } from '@pcg/shared/providers';
 import { blockingConnection } from '@pcg/shared/queues';
-import { bullmqPrefix } from '@pcg/shared/redis';
+import { bullmqPrefix, createRedis, type Redis } from '@pcg/shared/redis';
 import { startPlaidDouble, startSimplefinDouble, type PlaidDouble, type SimplefinDouble } from '@pcg/testkit/doubles';
 import { consoleSender, createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
@@ -26,8 +26,8 @@ let bridge: SimplefinDouble;
 let consoleService: RunningConsole;
 let worker: RunningSyncWorker;
 let signinQueue: Queue;
-let signinEvents: QueueEvents;
-const added: string[] = [];
+/** Reads the signin queue's event stream (BullMQ's keys carry their prefix: no keyPrefix here). */
+let streamReader: Redis;
 const workerLog = createCapturingLogger('sync-worker');
 const consoleLog = createCapturingLogger('console');
 const settings = () => ({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix });
@@ -69,6 +69,25 @@ const removalCalls = (accessToken: string) => aggregator.requests.filter((reques
 const removalJobs = async () => (await signinQueue.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed'])).filter((job) => job.name === 'item_remove');
 const allLogs = () => [...workerLog.lines(), ...consoleLog.lines()].join('\n');
 
+/** The newest entry of the signin queue's event stream: a later `addedSince` reads what came after it. */
+async function eventsHead(): Promise<string> {
+  const [newest] = await streamReader.xrevrange(signinQueue.keys.events, '+', '-', 'COUNT', 1);
+  return newest?.[0] ?? '0-0';
+}
+/**
+ * The names of the jobs added to the signin queue after `head`, from the queue's own event stream. BullMQ
+ * writes a job and its `added` event in one script, and the Console awaits the add before it answers the
+ * DELETE: once the DELETE has answered, a job it queued is already in this list.
+ */
+async function addedSince(head: string): Promise<string[]> {
+  const entries = await streamReader.xrange(signinQueue.keys.events, `(${head}`, '+');
+  return entries.flatMap(([, fields]: [string, string[]]) => {
+    const event = new Map<string, string>();
+    for (let at = 0; at + 1 < fields.length; at += 2) event.set(fields[at] ?? '', fields[at + 1] ?? '');
+    return event.get('event') === 'added' ? [event.get('name') ?? ''] : [];
+  });
+}
+
 beforeAll(async () => {
   aggregator = await startPlaidDouble();
   bridge = await startSimplefinDouble();
@@ -78,16 +97,14 @@ beforeAll(async () => {
   worker = await startSyncWorker(config, workerLog.log, { connectors });
   consoleService = await startConsole(loadConfig(consoleConfigSchema, env), consoleLog.log, { audit: { record: () => undefined } });
   signinQueue = new Queue('signin', { connection: blockingConnection(settings(), 'item-remove-test'), prefix: bullmqPrefix(settings()) });
-  signinEvents = new QueueEvents('signin', { connection: blockingConnection(settings(), 'item-remove-test-events'), prefix: bullmqPrefix(settings()) });
-  signinEvents.on('added', ({ name }) => added.push(name));
-  await signinEvents.waitUntilReady();
+  streamReader = createRedis(settings(), 'bullmq', 'item-remove-test-events');
   expect((await send('PUT', '/api/connect/plaid/app', { clientId: aggregator.app.clientId, clientSecret: aggregator.app.secret, environment: 'sandbox' })).status).toBe(204);
 });
 afterAll(async () => {
   await consoleService?.close();
   await worker?.close();
-  await signinEvents?.close();
   await signinQueue?.close();
+  streamReader?.disconnect();
   await aggregator?.close();
   await bridge?.close();
 });
@@ -96,7 +113,10 @@ describe("deleting the aggregator's connection", () => {
   it('removes the item at the aggregator, whose access token is then refused there', async () => {
     const bank = await linkBank();
     expect((await askAggregator('/accounts/get', bank.accessToken)).status).toBe(200);
+    const head = await eventsHead();
     expect((await send('DELETE', `/api/connections/${bank.connectionId}`)).status).toBe(204);
+    // Queued before the DELETE answered: what the other provider's deletion below relies on.
+    expect(await addedSince(head)).toEqual(['item_remove']);
     expect(await signInExists(bank.signInId)).toBe(false);
     await waitFor(() => (aggregator.removedItems().some((item) => item.itemId === bank.itemId) ? true : undefined), 10_000, 'the item removal');
     expect(removalCalls(bank.accessToken).map((request) => [request.status, request.credentialsIn])).toEqual([[200, 'headers']]);
@@ -162,11 +182,10 @@ describe("deleting the aggregator's connection", () => {
     const bridgeId = (claimed.body.connections as Array<{ id: string }>)[0]?.id ?? '';
     await waitFor(() => syncedOnce(bridgeId), 20_000, 'the bridge sync');
     const removalsBefore = aggregator.requests.filter((request) => request.path === '/item/remove').length;
-    const addedBefore = added.length;
+    const head = await eventsHead();
     expect((await send('DELETE', `/api/connections/${bridgeId}`)).status).toBe(204);
-    // A job added to the queue would be announced well within this.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(added.slice(addedBefore)).toEqual([]);
+    // The Console has decided by the time it answers; a removal it queued would be in the stream now.
+    expect(await addedSince(head)).toEqual([]);
     expect(aggregator.requests.filter((request) => request.path === '/item/remove')).toHaveLength(removalsBefore);
   });
 
