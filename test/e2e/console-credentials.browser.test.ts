@@ -34,7 +34,7 @@ const credentialsOf = async (connectionId: string) => {
   return openCredentials(key, row.credentials, row.id);
 };
 
-describe('the iCloud Mail address on the Console page, in Chromium', () => {
+describe('the iCloud Mail address on the Console page, in Chromium', { tags: ['needs-chromium'] }, () => {
   it('connects iCloud with the optional address left empty, then enters it on the mail connection that needs sign-in', async () => {
     const opened = await openScreen(browser.context, consoleService.address, 'connections');
     const { page } = opened;
