@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { TestTagDefinition } from 'vitest/node';
+import type { TestTagDefinition } from 'vitest/config';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
