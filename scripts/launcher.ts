@@ -7,8 +7,8 @@ import {
   consolePortConfig,
   dataDirConfig,
   dbConfig,
+  configIssues,
   loadConfig,
-  ConfigError,
   logConfig,
   redisConfig,
 } from '@pcg/shared/config';
@@ -18,13 +18,14 @@ import { pickLogFormat } from '@pcg/shared/logger';
 import { SupervisedChild } from './launcher/child-process.ts';
 import { createLauncherOutput } from './launcher/log-output.ts';
 import { preflight } from './launcher/preflight.ts';
+import { serviceSettingsIssues } from './launcher/service-settings.ts';
 import { LaunchError, resolvePostgres, resolveRedis, type ResolvedService } from './local-services/index.ts';
 
 const SERVICES = ['console', 'gateway', 'audit-writer', 'sync-worker'] as const;
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const root = path.resolve(import.meta.dirname, '..');
 
-/** The settings the launcher uses and most services share, checked before anything starts; each service checks the rest of its own at its start. */
+/** The settings the launcher itself uses; every service's own are checked too before anything starts (service-settings.ts). */
 const launchConfigSchema = logConfig.extend({
   ...dbConfig.shape,
   ...redisConfig.shape,
@@ -37,15 +38,12 @@ const launchConfigSchema = logConfig.extend({
 });
 
 function loadLaunchConfig() {
-  try {
-    return loadConfig(launchConfigSchema);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`[launcher] ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
+  const issues = [...new Set([...configIssues(launchConfigSchema), ...serviceSettingsIssues({ ...process.env, LOG_FORMAT: 'json' })])];
+  if (issues.length > 0) {
+    process.stderr.write(`[launcher] invalid configuration, nothing was started:\n${issues.map((issue) => `  - ${issue}`).join('\n')}\n`);
+    process.exit(1);
   }
+  return loadConfig(launchConfigSchema);
 }
 
 async function main(): Promise<void> {

@@ -120,6 +120,26 @@ describe('npm start (the launcher)', () => {
     expect(launched.output()).not.toContain('ready');
   });
 
+  it('stops before starting anything on a setting only the sync-worker reads, and never prints a secret setting or a URL password', async () => {
+    const secretKey = Buffer.from('not thirty-two bytes').toString('base64');
+    const launched = launch({
+      SOURCE_TIMEOUT_MS: 'abc',
+      CREDENTIALS_KEY: secretKey,
+      DATABASE_URL: 'mysql://pcg:hunter2-secret@127.0.0.1:1/pcg',
+      DATA_DIR: dataDir,
+    });
+    expect(await launched.exited).toBe(1);
+    const output = launched.output();
+    expect(output).toContain('SOURCE_TIMEOUT_MS="abc"');
+    expect(output).toContain('(read by sync-worker)');
+    expect(output).toMatch(/CREDENTIALS_KEY: must be 32 bytes in base64/);
+    expect(output).toContain('DATABASE_URL="mysql://pcg:***@127.0.0.1:1/pcg"');
+    expect(output).not.toContain(secretKey);
+    expect(output).not.toContain('hunter2');
+    expect(output).not.toContain('ready');
+    expect(output).not.toMatch(/postgres: \S+; redis:|database schema|applied migrations/);
+  });
+
   async function failsFast(env: Record<string, string>): Promise<string> {
     const startedAt = Date.now();
     const launched = launch({ DATABASE_URL: withDatabase(inject('pgServerUrl'), database), REDIS_URL: inject('redisUrl'), DATA_DIR: dataDir, ...env });

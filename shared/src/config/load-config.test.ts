@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { credentialsConfig } from '../crypto/credentials-key.ts';
 import { agentPortConfig, consolePortConfig, dbConfig, redisConfig } from './config-schema.ts';
-import { ConfigError, loadConfig } from './load-config.ts';
+import { ConfigError, configIssues, loadConfig } from './load-config.ts';
 
 const schema = consolePortConfig.extend({ ...agentPortConfig.shape, ...dbConfig.shape, ...redisConfig.shape });
 
@@ -49,6 +51,27 @@ describe('loadConfig', () => {
   it('reports every bad variable at once', () => {
     const issues = problems({ REST_PORT: 'abc', MCP_HTTP_PORT: '-1' });
     expect(issues.map((issue) => issue.split(/[=:]/)[0])).toEqual(['REST_PORT', 'MCP_HTTP_PORT']);
+  });
+
+  it('never prints a secret setting\'s value or a URL\'s password, and still names the variable and the fix', () => {
+    const secrets = credentialsConfig.extend({
+      ...dbConfig.shape,
+      PLAID_SECRET: z.string().min(30, 'must be the 30-character secret from the dashboard'),
+      HUB_TOKEN: z.string().startsWith('ey', 'must be a long-lived access token'),
+      BRIDGE_SIGNING_KEY: z.string().length(64, 'must be 64 hex characters'),
+    });
+    const given = {
+      CREDENTIALS_KEY: 'bm90LXRoaXJ0eS10d28tYnl0ZXM=',
+      DATABASE_URL: 'mysql://pcg:hunter2-pass@db.lan/pcg',
+      PLAID_SECRET: 'short-plaid-secret',
+      HUB_TOKEN: 'plain-hub-token',
+      BRIDGE_SIGNING_KEY: 'abc123-signing',
+    };
+    const issues = configIssues(secrets, given);
+    expect(issues.map((issue) => issue.split(/[=:]/)[0]).sort()).toEqual(['BRIDGE_SIGNING_KEY', 'CREDENTIALS_KEY', 'DATABASE_URL', 'HUB_TOKEN', 'PLAID_SECRET']);
+    for (const value of [...Object.values(given), 'hunter2']) expect(issues.join('\n')).not.toContain(value);
+    expect(issues).toContain('DATABASE_URL="mysql://pcg:***@db.lan/pcg": must be a postgres:// or postgresql:// URL');
+    expect(issues.find((issue) => issue.startsWith('CREDENTIALS_KEY'))).toContain('openssl rand -base64 32');
   });
 
   it('reads comma lists, dropping blanks, and treats an empty variable as unset', () => {

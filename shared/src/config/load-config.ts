@@ -10,26 +10,52 @@ export class ConfigError extends Error {
   }
 }
 
+/** A setting whose value is a secret: its value never goes into a message, only its name. */
+export const isSecretSetting = (name: string): boolean => name === 'CREDENTIALS_KEY' || /(^|_)(SECRET|TOKEN|KEY|PASSWORD)$/.test(name);
+
+/** How a given value may be shown: a secret setting's not at all, a URL's without its password. */
+function shownValue(name: string, value: string): string | undefined {
+  if (isSecretSetting(name)) return undefined;
+  if (URL.canParse(value)) {
+    const url = new URL(value);
+    if (url.password !== '') {
+      url.password = '***';
+      return url.href;
+    }
+  }
+  return value;
+}
+
+// Empty strings mean "not set", as in most .env files.
+const setOnly = (env: Record<string, string | undefined>) =>
+  Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+
+/**
+ * Every problem the schema finds in the environment, one line each: the variable's name, what was given
+ * (never a secret's value, nor a URL's password) and what is allowed.
+ */
+export function configIssues(schema: z.ZodType, env: Record<string, string | undefined> = process.env): string[] {
+  const cleaned = setOnly(env);
+  const result = schema.safeParse(cleaned);
+  if (result.success) return [];
+  return result.error.issues.map((issue) => {
+    const name = issue.path.join('.') || '(environment)';
+    const given = typeof issue.path[0] === 'string' ? cleaned[issue.path[0]] : undefined;
+    const shown = given === undefined ? undefined : shownValue(name, given);
+    return shown === undefined ? `${name}: ${issue.message}` : `${name}=${JSON.stringify(shown)}: ${issue.message}`;
+  });
+}
+
 /**
  * Parses the environment once against a service's composed schema and freezes the result.
- * Every problem is reported with the variable's name, what was given and what is allowed.
+ * Every problem is reported as `configIssues` words it.
  */
 export function loadConfig<Schema extends z.ZodType>(
   schema: Schema,
   env: Record<string, string | undefined> = process.env,
 ): Readonly<z.output<Schema>> {
-  // Empty strings mean "not set", as in most .env files.
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
-  const result = schema.safeParse(cleaned);
-  if (!result.success) {
-    throw new ConfigError(
-      result.error.issues.map((issue) => {
-        const name = issue.path.join('.') || '(environment)';
-        const given = typeof issue.path[0] === 'string' ? cleaned[issue.path[0]] : undefined;
-        return given === undefined ? `${name}: ${issue.message}` : `${name}=${JSON.stringify(given)}: ${issue.message}`;
-      }),
-    );
-  }
+  const result = schema.safeParse(setOnly(env));
+  if (!result.success) throw new ConfigError(configIssues(schema, env));
   return Object.freeze(result.data);
 }
 
