@@ -8,9 +8,11 @@ import {
   type ChainHead,
   type QueuedAuditEntry,
 } from '@pcg/shared/audit';
-import type { DatabasePool } from '@pcg/shared/db';
+import { sql, type DatabasePool } from '@pcg/shared/db';
+import { unreachableStore } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
 import type { Redis } from '@pcg/shared/redis';
+import { z } from 'zod';
 import { createSequenceMarks, storeSequenceMarks } from './sequence-marks.ts';
 
 /** The source the writer's drop counts are filed under in `audit_drops`. */
@@ -65,7 +67,8 @@ function readEntry(entry: string): QueuedAuditEntry | null {
  * a failed INSERT loses that batch (logged and counted) and nothing is ever written twice. Every loss is
  * counted in `audit_drops` in the same transaction as the rows (or, while Postgres is away, kept until it
  * returns): unreadable entries, failed flushes, and rows lost with Redis's data, found as gaps in the
- * producers' sequence numbers. Flushes never overlap. A full batch means a backlog, so the next flush
+ * producers' sequence numbers. Once a flush failed because Postgres did not answer, no row is taken out of
+ * Redis until Postgres answers again, so an outage loses at most the batch in flight. Flushes never overlap. A full batch means a backlog, so the next flush
  * starts at once instead of waiting. Each row is chained to the one before (`insertChainedAuditRows`).
  */
 export function createAuditWriter(deps: AuditWriterDeps) {
@@ -79,6 +82,17 @@ export function createAuditWriter(deps: AuditWriterDeps) {
   let head: ChainHead | null = null;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  /** Set when a flush failed because Postgres did not answer; rows stay in Redis until it answers again. */
+  let postgresAway = false;
+
+  async function postgresAnswers(): Promise<boolean> {
+    try {
+      await db.oneFirst(sql.type(z.object({ ok: z.number() }))`SELECT 1::int AS ok`);
+      return true;
+    } catch {
+      return false;
+    }
+  }
 
   /** Writes the rows with what is to be accounted for, in one transaction; on failure nothing is counted as stored. */
   async function commit(rows: readonly QueuedAuditEntry[]): Promise<number> {
@@ -101,6 +115,11 @@ export function createAuditWriter(deps: AuditWriterDeps) {
   }
 
   async function flushOnce(): Promise<FlushResult> {
+    if (postgresAway) {
+      if (!(await postgresAnswers())) return { taken: 0, written: 0, dropped: 0 };
+      postgresAway = false;
+      log.info('[audit] Postgres answers again; taking rows from the queue');
+    }
     let entries: string[];
     try {
       entries = await takeAuditBatch(redis, batchSize);
@@ -139,6 +158,10 @@ export function createAuditWriter(deps: AuditWriterDeps) {
       log.error({ err: error, dropped: rows.length }, `${AUDIT_LOG_LINES.flushFailed} ${rows.length}`);
       stats.dropped += rows.length;
       drops.add('flushFailed', rows.length);
+      if (unreachableStore(error) === 'postgres') {
+        postgresAway = true;
+        log.warn('[audit] Postgres does not answer; rows wait in the queue until it does');
+      }
       // The INSERT may have failed on its own (Postgres up): then the count can go in now.
       await drops.persist();
       return { taken: entries.length, written: 0, dropped: unreadable + rows.length };

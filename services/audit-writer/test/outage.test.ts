@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuditProducer, readAuditDrops, type AuditDropCounts } from '@pcg/shared/audit';
+import { createAuditProducer, readAuditDrops, readAuditQueueDepth, type AuditDropCounts } from '@pcg/shared/audit';
 import { createPool, sql, type DatabasePool } from '@pcg/shared/db';
 import { createRedis, type Redis } from '@pcg/shared/redis';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
@@ -112,5 +112,25 @@ describe('audit rows across a Postgres outage', () => {
     }, 20_000, 'the kept count to be stored');
     expect(await written(db)).toBe(40);
     expect(await written(db) + total(await readAuditDrops(db))).toBe(70);
+  });
+
+  it('takes no row out of Redis while Postgres does not answer after a failed flush: at most the batch in flight is lost, and counted', async () => {
+    const queue = commands(redis.url, 'own-pause:');
+    const producer = createAuditProducer({ redis: queue, db, source: 'gateway', settings: { AUDIT_QUEUE_CAPACITY: 1000 }, log: createCapturingLogger().log });
+    const writer = createAuditWriter({ db, redis: commands(redis.url, 'own-pause:'), log: createCapturingLogger('audit-writer').log, flushMs: HOUR, batchSize: 25, marks: await loadSequenceMarks(db) });
+    const before = { written: await written(db), dropped: total(await readAuditDrops(db)) };
+    for (let index = 0; index < 100; index += 1) producer.record(event(index));
+    await producer.drain();
+
+    await postgres.stop();
+    expect(await writer.flush()).toEqual({ taken: 25, written: 0, dropped: 25 });
+    for (let attempt = 0; attempt < 3; attempt += 1) expect(await writer.flush()).toEqual({ taken: 0, written: 0, dropped: 0 });
+    expect(await readAuditQueueDepth(queue)).toBe(75);
+    await postgres.start();
+
+    await waitFor(async () => ((await writer.flush()).written > 0 ? true : undefined), 20_000, 'the writer to write again');
+    while ((await writer.flush()).taken > 0);
+    const after = { written: await written(db), dropped: total(await readAuditDrops(db)) };
+    expect({ written: after.written - before.written, dropped: after.dropped - before.dropped }).toEqual({ written: 75, dropped: 25 });
   });
 });
