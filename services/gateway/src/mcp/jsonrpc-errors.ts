@@ -39,8 +39,8 @@ export function unknownToolError(name: string, tools: readonly string[]): { code
   };
 }
 
-/** Seconds a client is told to wait before retrying after `storeUnavailable`. */
-export const STORE_RETRY_AFTER_SECONDS = 5;
+/** Seconds a client is told to wait before retrying after `storeUnavailable`: the Console's, one value for both ports. */
+export { STORE_RETRY_AFTER_SECONDS } from '@pcg/shared/http';
 
 /** Spec 3.1 and 7: the refusal texts of a key refused at connect, word for word. */
 export const keyRefusalText = (reason: KeyRefusal): string => `access denied: ${reason}`;
