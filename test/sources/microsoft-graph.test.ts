@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
 import { createConnectionQueries, type ConnectionRow } from '@pcg/shared/connections';
 import { createOriginRebaser, MICROSOFT_GRAPH_API_BASE, MICROSOFT_SCOPES } from '@pcg/shared/providers';
+import { openCredentials } from '@pcg/shared/crypto';
 import { sql } from '@pcg/shared/db';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { GRAPH_SECRET_PREFIX, startGraphDouble, type GraphDouble, type GraphMessage, type GraphOccurrence } from '@pcg/testkit/doubles';
@@ -430,6 +431,9 @@ describe('Microsoft Graph through one sign-in', () => {
     expect(new Set(presented).size).toBe(presented.length);
     expect(graph.identity.state.refreshes).toBe(presented.length);
     expect(graph.identity.state.lastRefreshScope?.split(' ')).toEqual([...MICROSOFT_SCOPES]);
+    // The account's name from the sign-in's ID token outlives the refreshes (mail rows carry it).
+    const sealed = await createSignInQueries(testEnv.db).sealed(signInId);
+    expect(sealed && openCredentials(key, sealed, signInId)).toMatchObject({ accountName: 'ada@contoso.example' });
     expect((await connections().ofSignIn(signInId)).map((row) => row.status)).toEqual(['active', 'active', 'active']);
   });
 
