@@ -1,39 +1,20 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import pg from 'pg';
-import { runner } from 'node-pg-migrate';
+import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPool, MIGRATIONS_DIR, MIGRATIONS_TABLE } from '../db/index.ts';
+import { useMigrationDatabase } from '@pcg/testkit/testing';
+import { createPool } from '../db/index.ts';
 import { recordsFromHae } from './hae-format.ts';
 
 const MIGRATION = '1795300020310_hae-sample-ids.sql';
 const Row = z.object({ id: z.string(), connection_id: z.string(), source_id: z.string(), metric: z.string(), value: z.number(), device: z.string().nullable() });
 
 describe('the Health Auto Export sample ids migration', () => {
-  const serverUrl = inject('pgServerUrl');
-  const database = `pcg_m_${randomBytes(6).toString('hex')}`;
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  afterAll(async () => {
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(database)} WITH (FORCE)`);
-    await admin.end();
-  });
+  const scratch = useMigrationDatabase();
 
   it('re-keys samples and aggregated nights written with their source in the id, keeping the newest of each, and leaves canonical records and segment sessions alone', async () => {
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`);
-    await admin.end();
-    const migrate = (count: number) =>
-      runner({ databaseUrl: url.toString(), dir: MIGRATIONS_DIR, migrationsTable: MIGRATIONS_TABLE, direction: 'up', count, log: () => undefined });
-    const earlier = readdirSync(MIGRATIONS_DIR).filter((name) => name.endsWith('.sql')).sort().indexOf(MIGRATION);
-    expect(earlier).toBeGreaterThan(0);
-    await migrate(earlier);
-    const db = await createPool(url.toString(), { maximumPoolSize: 1 });
+    expect(await scratch.migrateBefore(MIGRATION)).toBeGreaterThan(0);
+    const db = await createPool(scratch.url, { maximumPoolSize: 1 });
     try {
       const phone = randomUUID();
       const other = randomUUID();
@@ -61,7 +42,7 @@ describe('the Health Auto Export sample ids migration', () => {
       const newestNight = await night('sleep|2026-03-09|Apple Watch|iPhone', '2026-03-09T12:00:00Z', 25_200);
       const segmented = await night('sleep|2026-03-08T22:00:00.000Z|Apple Watch', '2026-03-09T09:00:00Z', 24_000);
 
-      await migrate(Infinity);
+      await scratch.migrate(Infinity);
 
       const rows = await db.many(sql.type(Row)`
         SELECT id, connection_id::text, source_id, metric, value, device FROM health_samples ORDER BY connection_id = ${phone}::uuid DESC, source_id`);

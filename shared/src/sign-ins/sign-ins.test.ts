@@ -1,13 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { runner } from 'node-pg-migrate';
 import { sql } from 'slonik';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createConnectionQueries } from '../connections/index.ts';
 import { openCredentials, sealCredentials } from '../crypto/index.ts';
-import { createPool, MIGRATIONS_DIR, MIGRATIONS_TABLE } from '../db/index.ts';
-import { useTestEnvironment } from '@pcg/testkit/testing';
+import { createPool } from '../db/index.ts';
+import { useMigrationDatabase, useTestEnvironment } from '@pcg/testkit/testing';
 import { applyGrant, noLongerGranted, type Grant } from './apply-grant.ts';
 import { createSignInQueries } from './sign-ins-queries.ts';
 import { OTHER_ACCOUNT } from './sign-ins-types.ts';
@@ -89,34 +87,18 @@ describe('applying a provider grant (spec 2.5, design 7.1)', () => {
 });
 
 describe('the sign-ins migration', () => {
-  const serverUrl = inject('pgServerUrl');
-  const database = `pcg_m_${randomBytes(6).toString('hex')}`;
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  afterAll(async () => {
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(database)} WITH (FORCE)`);
-    await admin.end();
-  });
+  const scratch = useMigrationDatabase();
 
   it('turns each hub connection into a sign-in whose sealed credentials still open', async () => {
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`);
-    await admin.end();
-    const migrate = (count: number) =>
-      runner({ databaseUrl: url.toString(), dir: MIGRATIONS_DIR, migrationsTable: MIGRATIONS_TABLE, direction: 'up', count, log: () => undefined });
-    const before = (await migrate(5)).length;
-    expect(before).toBe(5);
-    const db = await createPool(url.toString(), { maximumPoolSize: 1 });
+    expect(await scratch.migrate(5)).toHaveLength(5);
+    const db = await createPool(scratch.url, { maximumPoolSize: 1 });
     try {
       const hub = randomUUID();
       const credentials = { baseUrl: 'http://hub.lan:8123', token: 'hub-token' };
       await db.query(sql.unsafe`
         INSERT INTO connections (id, user_id, provider, sector, credentials) VALUES (${hub}::uuid, 1, 'home-assistant', 'home', ${sql.binary(sealCredentials(key, credentials, hub))})`);
       await db.query(sql.unsafe`INSERT INTO connections (user_id, provider, sector) VALUES (1, 'health-auto-export', 'health')`);
-      await migrate(Infinity);
+      await scratch.migrate(Infinity);
       const rows = await createConnectionQueries(db).list();
       expect(rows.map((row) => [row.provider, row.sign_in_id])).toEqual([
         ['health-auto-export', null],
