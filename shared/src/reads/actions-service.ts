@@ -6,11 +6,11 @@ import type { Logger } from '../logger/index.ts';
 import { describeZodError } from '../query/index.ts';
 import type { Sector } from '../sectors/index.ts';
 import { createCallGuard, grantedSectors } from './call-guard.ts';
-import { noActiveConnection, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
+import { noActiveConnection, unknownAction, UpstreamError, ValidationError } from './reads-errors.ts';
 import { activeConnectionIds } from './reads-queries.ts';
 import { chooseActionConnection } from './action-target.ts';
 import type { Caller } from './reads-types.ts';
-import { isSector, offersActions } from '../sectors/index.ts';
+import { offersActions } from '../sectors/index.ts';
 
 export const ListActionsInputSchema = z
   .object({ sector: z.string().max(64).optional().describe('Only this sector\'s actions; default every granted sector.') })
@@ -54,7 +54,7 @@ export function createActionsService(deps: ActionsServiceDeps) {
     listActions(caller: Caller, input: unknown): Promise<{ actions: ActionDef[] }> {
       return audited(caller, 'list_actions', input ?? {}, () => {
         const sector = (input as { sector?: unknown } | null)?.sector;
-        return typeof sector === 'string' ? checkSector(caller, sector) : null;
+        return typeof sector === 'string' ? checkSector(caller, sector, 'sector') : null;
       }, async (sector) => {
         const parsed = ListActionsInputSchema.safeParse(input ?? {});
         if (!parsed.success) throw new ValidationError(describeZodError(parsed.error));
@@ -71,16 +71,15 @@ export function createActionsService(deps: ActionsServiceDeps) {
       return audited(caller, 'invoke_action', input, () => {
         const name = (input as { name?: unknown } | null)?.name;
         if (typeof name !== 'string') return null;
-        const sector = name.split('.')[0] ?? '';
-        if (!isSector(sector)) throw unknownSector(sector);
-        return checkSector(caller, name);
+        return checkSector(caller, name, 'action');
       }, async (sector) => {
         const parsed = InvokeActionInputSchema.safeParse(input);
         if (!parsed.success || sector === null) throw new ValidationError(parsed.success ? 'name: give the action to perform' : describeZodError(parsed.error));
         const { name, arguments: args = {}, connection_id: connectionId } = parsed.data;
         if ((await activeConnectionIds(deps.db, sector as Sector)).length === 0) throw noActiveConnection(sector);
-        const offering = (await offeredActions(deps.db, [sector as Sector])).filter((action) => action.name === name).map((action) => action.connectionId);
-        if (offering.length === 0) throw new ValidationError(`unknown action '${name}'; list_actions shows the actions ${sector} offers`);
+        const offered = await offeredActions(deps.db, [sector as Sector]);
+        const offering = offered.filter((action) => action.name === name).map((action) => action.connectionId);
+        if (offering.length === 0) throw unknownAction(name, sector, offered.map((action) => action.name));
         if (!deps.live) throw new UpstreamError('actions are not available: the sync-worker is not connected');
         const target = await chooseActionConnection(deps.db, deps.live, { name, sector, args, connectionId, offering: [...new Set(offering)] });
         const result: InvokeActionResult = { ...(await deps.live.invokeAction({ connectionId: target, name, arguments: args })), connection_id: target };

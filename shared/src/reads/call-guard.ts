@@ -5,7 +5,7 @@ import { HttpError } from '../http/index.ts';
 import type { Logger } from '../logger/index.ts';
 import { isSector, SECTORS, type Sector } from '../sectors/index.ts';
 import { isDataException } from '../query/index.ts';
-import { AccessDeniedError, expiredKey, sectorNotGranted, unknownSector, UpstreamError, ValidationError } from './reads-errors.ts';
+import { AccessDeniedError, expiredKey, sectorNotGranted, unknownSector, UpstreamError, ValidationError, type Target } from './reads-errors.ts';
 import type { Caller } from './reads-types.ts';
 
 export type CallGuardDeps = { audit: AuditRecorder; log: Logger; now?: () => Date };
@@ -26,9 +26,9 @@ export function createCallGuard(deps: CallGuardDeps) {
   const now = deps.now ?? (() => new Date());
 
   /** The sector a name targets by its first word; refused unless it is one of the six and granted. */
-  function checkSector(caller: Caller, name: string): Sector {
+  function checkSector(caller: Caller, name: string, kind: Target['kind'] = 'object'): Sector {
     const sector = name.split('.')[0] ?? '';
-    if (!isSector(sector)) throw unknownSector(sector);
+    if (!isSector(sector)) throw unknownSector(sector, grantedSectors(caller), { kind, name });
     if (!grantedSectors(caller).includes(sector)) throw sectorNotGranted(sector, grantedSectors(caller));
     return sector;
   }

@@ -68,3 +68,23 @@ describe('actions on read-only sectors (spec 1 item 8)', () => {
     expect(invoked).toEqual([LIGHT.name]);
   });
 });
+
+describe('errors that name the way on (issue 34)', () => {
+  it('an unknown action in a granted sector names the actions it offers, the closest first', async () => {
+    const before = events.length;
+    await expect(actions.invokeAction(caller, { name: 'home.light.turn_onn' })).rejects.toThrow(
+      "unknown action 'home.light.turn_onn'; list_actions shows the actions home offers: home.light.turn_on; did you mean 'home.light.turn_on'?",
+    );
+    expect(invoked).not.toContain('home.light.turn_onn');
+    expect(events.slice(before)).toEqual([expect.objectContaining({ tool: 'invoke_action', sector: 'home', decision: 'allow', outcome: 'error' })]);
+  });
+
+  it('an action named without its sector is refused as spec 5 rule 3 says, and the message shows the form', async () => {
+    const before = events.length;
+    await expect(actions.invokeAction(caller, { name: 'light.turn_on' })).rejects.toThrow(
+      "access denied: 'light' is not a sector; the sectors are finance, health, mail, contacts, calendar, home; action names start with their sector (<sector>.<domain>.<service>) and list_actions names them; did you mean 'home.light.turn_on'?",
+    );
+    expect(invoked).not.toContain('light.turn_on');
+    expect(events.slice(before)).toEqual([expect.objectContaining({ tool: 'invoke_action', sector: null, decision: 'deny', denyReason: 'unknown sector' })]);
+  });
+});

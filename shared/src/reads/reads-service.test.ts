@@ -130,6 +130,24 @@ describe('sector checks before any SQL', () => {
     expect(lastEvent()).toMatchObject({ decision: 'deny', denyReason: 'unknown sector', sector: null });
   });
 
+  it('refuses a first word that is not a sector and names the granted objects, the likeliest first (spec 5 rule 3, issue 34)', async () => {
+    const before = engineCalls;
+    const { error } = (await outcomeOf(reads.query(grant(['finance', 'home']), { object: 'transactions' }))) as { error: string };
+    expect(error).toBe(
+      "access denied: 'transactions' is not a sector; the sectors are finance, health, mail, contacts, calendar, home; the objects you may read: finance.account, finance.transaction, finance.holding, home.entity; did you mean 'finance.transaction'?",
+    );
+    expect(engineCalls).toBe(before);
+    expect(lastEvent()).toMatchObject({ tool: 'query', decision: 'deny', denyReason: 'unknown sector', sector: null, outcome: 'error' });
+    // Never an object of an ungranted sector, and no guess when nothing granted is close.
+    const { error: far } = (await outcomeOf(reads.getRecord(grant(['home']), { object: 'mails.message', id: 'x' }))) as { error: string };
+    expect(far).toBe("access denied: 'mails' is not a sector; the sectors are finance, health, mail, contacts, calendar, home; the objects you may read: home.entity");
+    const { error: none } = (await outcomeOf(reads.fetchLive(grant([]), { object: 'transactions' }))) as { error: string };
+    expect(none).toBe("access denied: 'transactions' is not a sector; the sectors are finance, health, mail, contacts, calendar, home");
+    const { error: sector } = (await outcomeOf(reads.getSchema(grant(['finance']), { sector: 'finanse' }))) as { error: string };
+    expect(sector).toBe("access denied: 'finanse' is not a sector; the sectors are finance, health, mail, contacts, calendar, home; did you mean 'finance'?");
+    expect(lastEvent()).toMatchObject({ tool: 'get_schema', decision: 'deny', denyReason: 'unknown sector', sector: null });
+  });
+
   it('refuses every call once the key has expired, checked on each call', async () => {
     const { error } = (await outcomeOf(reads.query(grant(['finance'], '2026-11-22T11:59:59.999Z'), { object: 'finance.transaction' }))) as { error: string };
     expect(error).toBe('access denied: expired');
@@ -178,6 +196,8 @@ describe('query and get_record', () => {
   it('lists the sector\'s objects when the object is unknown', async () => {
     const { error } = (await outcomeOf(reads.query(grant(['finance']), { object: 'finance.loans' }))) as { error: string };
     expect(error).toBe("unknown object 'finance.loans'; objects in finance: finance.account, finance.transaction, finance.holding");
+    const { error: typo } = (await outcomeOf(reads.getRecord(grant(['finance']), { object: 'finance.transactions', id: 'x' }))) as { error: string };
+    expect(typo).toBe("unknown object 'finance.transactions'; objects in finance: finance.account, finance.transaction, finance.holding; did you mean 'finance.transaction'?");
   });
 
   it('gets a record by id, and says record not found for an unknown one', async () => {
@@ -185,7 +205,12 @@ describe('query and get_record', () => {
     const found = await reads.getRecord(grant(['finance']), { object: 'finance.transaction', id: row?.id });
     expect(found).toMatchObject({ object: 'finance.transaction', record: { id: row?.id, amount: '-5.00' } });
     const { error } = (await outcomeOf(reads.getRecord(grant(['finance']), { object: 'finance.transaction', id: 'missing' }))) as { error: string };
-    expect(error).toBe('record not found');
+    expect(error.startsWith('record not found')).toBe(true);
+    expect(error).toBe(
+      'record not found: no record of finance.transaction has the id \'missing\'. Ids are the id field of query rows (query {"object": "finance.transaction", "select": ["id"]}); source_id is the provider\'s own id, not a gateway id.',
+    );
+    const { error: bare } = (await outcomeOf(reads.getRecord(grant(['finance']), { object: 'finance', id: 'missing' }))) as { error: string };
+    expect(bare).toMatch(/^record not found: no record of any finance object has the id 'missing'\. Ids are the id field of query rows \(query \{"object": "finance\.<object>"/);
   });
 });
 

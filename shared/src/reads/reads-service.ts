@@ -7,7 +7,7 @@ import { BUCKETS, describeZodError, FILTER_OPS, localDate, RELATIVE_DATES, RELAT
 import { createTimeZoneReader, type PersonTimeZone } from '../settings/index.ts';
 import { CATALOGUE, findObject, isSector, objectsOfSector, type ObjectDef, type Sector } from '../sectors/index.ts';
 import { createCallGuard, grantedSectors } from './call-guard.ts';
-import { NotFoundError, RECORD_NOT_FOUND, unknownSector, ValidationError } from './reads-errors.ts';
+import { recordNotFound, unknownObject, unknownSector, ValidationError } from './reads-errors.ts';
 import { connectionHealth, dataAgeSeconds } from '../connections/index.ts';
 import { fetchLiveRows, type FetchLiveResult } from './live-reads.ts';
 import { knownValues } from './known-values.ts';
@@ -61,10 +61,7 @@ export function createReadService(deps: ReadServiceDeps) {
 
   function objectOf(name: string, sector: Sector): ObjectDef {
     const object = findObject(name);
-    if (!object) {
-      const valid = objectsOfSector(sector).map((candidate) => candidate.name).join(', ');
-      throw new ValidationError(`unknown object '${name}'; objects in ${sector}: ${valid}`);
-    }
+    if (!object) throw unknownObject(name, sector);
     return object;
   }
 
@@ -112,7 +109,7 @@ export function createReadService(deps: ReadServiceDeps) {
       return audited(caller, 'get_schema', input ?? {}, () => {
         const { sector } = parse(GetSchemaInputSchema, input);
         if (sector === undefined) return null;
-        if (!isSector(sector)) throw unknownSector(sector);
+        if (!isSector(sector)) throw unknownSector(sector, grantedSectors(caller), { kind: 'sector', name: sector });
         return sector;
       }, async (sector) => {
         // Objects of ungranted sectors are absent, not refused (spec 4.2).
@@ -170,12 +167,13 @@ export function createReadService(deps: ReadServiceDeps) {
       return audited(caller, 'get_record', input, targetOf(caller, input), async (sector) => {
         const { object: name, id } = parse(GetRecordInputSchema, input);
         // A bare sector name searches every object of the sector (the mirror's /api/records/:sector/:id).
-        const candidates = name.includes('.') ? [objectOf(name, sector as Sector)] : objectsOfSector(sector as Sector);
+        const bareSector = !name.includes('.');
+        const candidates = bareSector ? objectsOfSector(sector as Sector) : [objectOf(name, sector as Sector)];
         for (const object of candidates) {
           const record = await deps.engine.getRecord(object, id);
           if (record) return { result: { object: object.name, record }, count: 1 };
         }
-        throw new NotFoundError(RECORD_NOT_FOUND);
+        throw recordNotFound(bareSector ? (sector as string) : name, id, bareSector);
       }) as Promise<{ object: string; record: Record<string, unknown> }>;
     },
 
