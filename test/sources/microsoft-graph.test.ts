@@ -306,6 +306,23 @@ describe('Microsoft Graph through one sign-in', () => {
     expect(new Set(after).size).toBe(after.length);
   });
 
+  it('finds the primary calendar through GET /me/calendar when no calendar says it is the default, and reads it through its delta only', async () => {
+    const calendar = await ofSector(signInId, 'calendar');
+    const primary = graph.calendars[0];
+    if (!primary) throw new Error('the double has no calendar');
+    graph.calendars[0] = { ...primary, isDefaultCalendar: false };
+    try {
+      const from = graph.requests.length;
+      expect(await syncNow(calendar)).toMatchObject({ status: 'active', last_error: null });
+      const paths = graph.requests.slice(from).map((request) => request.path);
+      expect(paths).toContain('/v1.0/me/calendar');
+      expect(paths).not.toContain(`/v1.0/me/calendars/${primary.id}/calendarView`);
+      expect((await read('calendar', 'calendar.event')).find((row) => row.source_id === 'single-lunch')).toMatchObject({ calendar: 'Calendar' });
+    } finally {
+      graph.calendars[0] = primary;
+    }
+  });
+
   it('reads contacts through each contact folder\'s documented delta, the default folder and its child folders', async () => {
     const contacts = await ofSector(signInId, 'contacts');
     graph.contactFolders.push({ id: 'contacts-friends', displayName: 'Friends', parentFolderId: 'contacts-default' });

@@ -115,6 +115,8 @@ export async function startGraphDouble(client: { clientId: string; clientSecret:
     all.filter((folder) => folder.parentFolderId === parent && (hidden || !folder.isHidden));
 
   function calendarApi(res: ServerResponse, path: string, query: URLSearchParams, prefer: string | undefined) {
+    // Get calendar: `/me/calendar` is the user's primary calendar (calendar-get).
+    if (path === '/v1.0/me/calendar') return json(res, 200, calendars.find((calendar) => calendar.isDefaultCalendar) ?? calendars[0]);
     if (path === '/v1.0/me/calendars') return json(res, 200, { value: calendars.map((calendar) => ({ ...calendar, canEdit: true, owner: { name: 'Ada Lovelace', address: identity.state.mail } })) });
     // event: delta — "events … in a calendarView … of the user's primary calendar" (event-delta, v1.0).
     if (path === '/v1.0/me/calendarView/delta') return delta(res, path, query, prefer, () => calendarScope(query, PRIMARY_CALENDAR));

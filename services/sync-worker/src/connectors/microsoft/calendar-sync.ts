@@ -41,6 +41,12 @@ async function calendarsOf(graph: GraphClient) {
   return parsed.data;
 }
 
+async function primaryCalendar(graph: GraphClient): Promise<string> {
+  const parsed = CalendarSchema.safeParse(await graph.get('/me/calendar'));
+  if (!parsed.success) throw new SourceUnavailableError('Microsoft Graph answered the primary calendar in an unexpected shape');
+  return parsed.data.id;
+}
+
 /**
  * Every calendar of the user (`GET /me/calendars`). The primary one through `calendarView/delta`, which
  * v1.0 offers for the primary calendar only (event: delta): incremental from the stored deltaLink while
@@ -58,7 +64,10 @@ export async function syncCalendar(context: ConnectorContext, now: number, apiBa
   const cursor: Cursor | undefined = parsed.success ? parsed.data : undefined;
   const wanted = calendarWindow(now);
   const calendars = await calendarsOf(graph);
-  const primary = calendars.find((calendar) => calendar.isDefaultCalendar === true);
+  // `isDefaultCalendar` names the primary one; when no calendar says so, GET /me/calendar does (calendar-get).
+  const flagged = calendars.find((calendar) => calendar.isDefaultCalendar === true);
+  const primaryId = flagged?.id ?? (await primaryCalendar(graph));
+  const primary = calendars.find((calendar) => calendar.id === primaryId);
   const series = { ...cursor?.series };
   const writer = seriesWriter(context, graph, PREFER, series);
   const holds = cursor !== undefined && Date.parse(cursor.windowStart) >= Date.parse(wanted.start) - CALENDAR_WINDOW.slackDays * DAY;
@@ -79,7 +88,7 @@ export async function syncCalendar(context: ConnectorContext, now: number, apiBa
 
   const others: Cursor['others'] = {};
   const query = new URLSearchParams({ startDateTime: window.start, endDateTime: window.end });
-  for (const calendar of calendars.filter((candidate) => candidate !== primary)) {
+  for (const calendar of calendars.filter((candidate) => candidate.id !== primaryId)) {
     const listed = await writer.write(await graph.list(`/me/calendars/${encodeURIComponent(calendar.id)}/calendarView?${query.toString()}`, PREFER), calendar.name ?? null);
     others[calendar.id] = Object.fromEntries(listed.map((row) => [row.id, row.start]));
     const before = Object.entries(cursor?.others[calendar.id] ?? {});
