@@ -42,7 +42,7 @@ describe('the requirements map (docs/requirements.md)', () => {
       if (entry.proofs.length === 0) problems.push(`${entry.id}: no test and no reason`);
       for (const proof of entry.proofs) {
         if (proof.kind === 'exception') {
-          if (!EXCEPTION.test(proof.text)) problems.push(`${entry.id}: "${proof.text}" is neither "path › full test name" nor "not testable here: why" / "not built yet: issue N — why"`);
+          if (!EXCEPTION.test(proof.text)) problems.push(`${entry.id}: "${proof.text}" is neither "path › full test name" nor "not testable here: why" / "not built yet: issue N — why" / "departure: issue N — what"`);
           continue;
         }
         if (!proof.file.endsWith('.test.ts') || !existsSync(path.join(root, proof.file))) problems.push(`${entry.id}: ${proof.file} is no test file`);

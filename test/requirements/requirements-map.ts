@@ -7,8 +7,8 @@
 export type MapEntry = { id: string; excerpt: string; proofs: Proof[]; line: number };
 export type Proof = { kind: 'test'; file: string; title: string } | { kind: 'exception'; text: string };
 
-/** The two reasoned exceptions a row may give instead of a test. */
-export const EXCEPTION = /^(not testable here|not built yet: issue \d+)\b.*\S/;
+/** The reasoned entries a row may give besides or instead of a test: untestable, unbuilt, or a scoped departure. */
+export const EXCEPTION = /^(not testable here|not built yet: issue \d+|departure: issue \d+)\b.*\S/;
 
 export function parseRequirementsMap(markdown: string): MapEntry[] {
   const entries: MapEntry[] = [];
