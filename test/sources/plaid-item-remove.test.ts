@@ -71,7 +71,7 @@ const allLogs = () => [...workerLog.lines(), ...consoleLog.lines()].join('\n');
 
 /** The newest entry of the signin queue's event stream: a later `addedSince` reads what came after it. */
 async function eventsHead(): Promise<string> {
-  const [newest] = await streamReader.xrevrange(signinQueue.keys.events, '+', '-', 'COUNT', 1);
+  const [newest] = await streamReader.xrevrange(signinQueue.toKey('events'), '+', '-', 'COUNT', 1);
   return newest?.[0] ?? '0-0';
 }
 /**
@@ -80,7 +80,7 @@ async function eventsHead(): Promise<string> {
  * DELETE: once the DELETE has answered, a job it queued is already in this list.
  */
 async function addedSince(head: string): Promise<string[]> {
-  const entries = await streamReader.xrange(signinQueue.keys.events, `(${head}`, '+');
+  const entries = await streamReader.xrange(signinQueue.toKey('events'), `(${head}`, '+');
   return entries.flatMap(([, fields]: [string, string[]]) => {
     const event = new Map<string, string>();
     for (let at = 0; at + 1 < fields.length; at += 2) event.set(fields[at] ?? '', fields[at + 1] ?? '');
