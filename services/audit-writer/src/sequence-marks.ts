@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sql, type DatabasePool } from '@pcg/shared/db';
 
-type Entry = { producer?: string | undefined; seq?: number | undefined };
+type Entry = { producer?: string | undefined; seq?: number | undefined; after?: number | undefined };
 
 const MarkRowSchema = z.object({ producer_id: z.string(), max_seq: z.number() });
 
@@ -15,7 +15,9 @@ export async function loadSequenceMarks(db: Pick<DatabasePool, 'any'>): Promise<
  * The writer's view of each producer's sequence: the enqueue script numbers a producer's rows 1, 2, 3…
  * as Redis takes them, and the queue keeps their order, so a number past the next expected one means the
  * rows between were in Redis when it lost its data, and a number already seen is a row queued twice
- * (a resend whose first answer was lost, in a Redis that restarted meanwhile). Exact with one writer.
+ * (a resend whose first answer was lost, in a Redis that restarted meanwhile, or a producer sending again
+ * what its spool kept), skipped. An entry's `after` says which numbers before it were ever taken by Redis:
+ * those between `after` and `seq` were refused (counted by the producer) and are not lost. Exact with one writer.
  */
 export function createSequenceMarks(initial: Map<string, number>) {
   const marks = new Map(initial);
@@ -32,7 +34,7 @@ export function createSequenceMarks(initial: Map<string, number>) {
         }
         const mark = marks.get(entry.producer) ?? 0;
         if (entry.seq <= mark) continue;
-        lost += entry.seq - mark - 1;
+        lost += Math.max(0, Math.min(entry.after ?? entry.seq - 1, entry.seq - 1) - mark);
         marks.set(entry.producer, entry.seq);
         dirty.set(entry.producer, entry.seq);
         fresh.push(entry);

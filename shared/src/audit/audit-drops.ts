@@ -18,6 +18,8 @@ export const AUDIT_DROP_REASONS = {
   unreadable: 'unreadable',
   /** In the Redis queue when Redis lost its data (found as gaps in the producers' sequence numbers). */
   lostWithRedis: 'lost_with_redis',
+  /** The producer could not append them to its audit spool (disk full or unwritable), so never sent them. */
+  spoolUnwritable: 'spool_unwritable',
 } as const;
 
 export type AuditDropReason = keyof typeof AUDIT_DROP_REASONS;
@@ -31,6 +33,7 @@ export const emptyDropCounts = (): AuditDropCounts => ({
   flushFailed: 0,
   unreadable: 0,
   lostWithRedis: 0,
+  spoolUnwritable: 0,
 });
 
 type Queryable = Pick<DatabasePool, 'query'>;

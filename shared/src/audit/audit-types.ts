@@ -75,6 +75,8 @@ export type QueuedAuditRow = z.infer<typeof QueuedAuditRowSchema>;
 export const QueuedAuditEntrySchema = QueuedAuditRowSchema.extend({
   producer: z.string().min(1).optional(),
   seq: z.number().int().positive().optional(),
+  /** The producer's number before this one when that is not `seq - 1`: numbers between were refused or resent. */
+  after: z.number().int().nonnegative().optional(),
 });
 export type QueuedAuditEntry = z.infer<typeof QueuedAuditEntrySchema>;
 
