@@ -5,7 +5,6 @@ import { z } from 'zod';
 import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
 import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/testkit/doubles';
-import { pushedOnly } from '@pcg/shared/reads';
 import { createCapturingLogger, createTestAgent, collectQueuedAuditRows, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
@@ -84,7 +83,10 @@ describe('fetch_live against a live connection', () => {
   });
 
   it('refuses an object whose only source pushes its data, on the tool and the mirror', async () => {
-    const expected = pushedOnly('health.sample').message;
+    const phone = await testEnv.db.oneFirst(sql.type(z.object({ name: z.string() }))`SELECT display_name AS name FROM connections WHERE provider = 'health-auto-export'`);
+    const expected =
+      `health.sample cannot be read live from any active connection: ${phone} (health-auto-export): Phone health app (Health Auto Export) pushes its data to the gateway, so there is no source to ask. ` +
+      `Query the cache instead: query {"object": "health.sample"} reads the stored rows; data age: ${phone} never synced (data_age_seconds in describe_context).`;
     const result = await agent.callTool({ name: 'fetch_live', arguments: { object: 'health.sample' } });
     expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text: expected }] });
     const response = await api('/api/fetch_live', { object: 'health.sample' }, { authorization: `Bearer ${key}` });

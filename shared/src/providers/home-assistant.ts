@@ -26,6 +26,7 @@ export const HOME_ASSISTANT: ProviderDescriptor = {
   displayName: 'Home Assistant',
   sectors: ['home'],
   objects: ['home.entity'],
+  liveObjects: ['home.entity'],
   signIn: 'token',
   defaultSyncIntervalMinutes: 15,
   credentialsSchema: HomeAssistantCredentialsSchema,

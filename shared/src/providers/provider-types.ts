@@ -64,6 +64,11 @@ export type ProviderDescriptor = {
   sectors: readonly Sector[];
   /** Catalogue objects its connections fill. */
   objects: readonly string[];
+  /**
+   * Catalogue objects its connector reads from the source itself (fetch_live); absent: none. The notes
+   * agents read promise a live read only for these, and the sync-worker's connector must serve them.
+   */
+  liveObjects?: readonly string[];
   signIn: SignInKind;
   /** Default sync interval of a new connection; null for push providers (never scheduled). */
   defaultSyncIntervalMinutes: number | null;

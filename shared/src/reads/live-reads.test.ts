@@ -3,6 +3,7 @@ import type { AuditEvent, AuditRecorder } from '../audit/index.ts';
 import { UpstreamError } from '../http/index.ts';
 import type { LiveFetchRequest, LiveRequester } from '../live/index.ts';
 import { createQueryEngine } from '../query/index.ts';
+import { sql } from 'slonik';
 import { createCapturingLogger, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { LIVE_REASONS, unknownLiveConnection } from './live-reads.ts';
 import { createReadService, type ReadService } from './reads-service.ts';
@@ -17,7 +18,8 @@ let reads: ReadService;
 let hub: string;
 let brokenHub: string;
 let seeded: string;
-const caller: Caller = { kind: 'agent', grant: { agentId: 1, agentName: 'claude', sectors: ['home'], expiresAt: null, generation: 0 }, requestId: 'req-1' };
+const NOW = new Date('2026-11-22T12:00:00.000Z');
+const caller: Caller = { kind: 'agent', grant: { agentId: 1, agentName: 'claude', sectors: ['home', 'finance', 'mail'], expiresAt: null, generation: 0 }, requestId: 'req-1' };
 const lastEvent = () => events.at(-1);
 
 beforeAll(async () => {
@@ -29,7 +31,7 @@ beforeAll(async () => {
     },
     invokeAction: async () => ({ ok: false, error: 'not in this test' }),
   } satisfies LiveRequester;
-  reads = createReadService({ db: testEnv.db, engine: createQueryEngine({ db: testEnv.db }), audit: { record: (event) => void events.push(event) } satisfies AuditRecorder, log: createCapturingLogger().log, serviceName: 'pcg-test', live });
+  reads = createReadService({ db: testEnv.db, engine: createQueryEngine({ db: testEnv.db }), audit: { record: (event) => void events.push(event) } satisfies AuditRecorder, log: createCapturingLogger().log, serviceName: 'pcg-test', live, now: () => NOW });
   seeded = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'demo' });
   hub = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'home-assistant' });
   brokenHub = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'home-assistant' });
@@ -64,7 +66,9 @@ describe('fetch_live across the connections of a sector', () => {
   });
 
   it('refuses a named connection that cannot be read live, saying why, without asking anything', async () => {
-    await expect(reads.fetchLive(caller, { object: 'home.entity', connection_id: seeded })).rejects.toThrow(`home.entity cannot be read live from connection ${seeded}: ${LIVE_REASONS.noConnector('demo')}`);
+    await expect(reads.fetchLive(caller, { object: 'home.entity', connection_id: seeded })).rejects.toThrow(
+      `home.entity cannot be read live from connection ${seeded}: Test home (demo): ${LIVE_REASONS.noConnector('demo')}. Query the cache instead: query {"object": "home.entity"} reads the stored rows; data age: Test home never synced (data_age_seconds in describe_context).`,
+    );
     expect(asked).toEqual([]);
   });
 
@@ -73,5 +77,31 @@ describe('fetch_live across the connections of a sector', () => {
     await expect(reads.fetchLive(caller, { object: 'home.entity', connection_id: other })).rejects.toThrow(unknownLiveConnection(other, 'home', [seeded, hub, brokenHub]).message);
     await expect(reads.fetchLive(caller, { object: 'home.entity', connection_id: 'hub' })).rejects.toThrow('connection_id: expected a connection id as describe_context lists it');
     expect(asked).toEqual([]);
+  });
+});
+
+describe('fetch_live where no connection can be read live (issue 34)', () => {
+  it('is a tool error naming each connection\'s reason and what to do instead, with the data age, and asks nothing', async () => {
+    const bank = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid', displayName: 'Checking at the bank' });
+    const bridge = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'simplefin', displayName: 'Card' });
+    await testEnv.db.query(sql.unsafe`UPDATE connections SET last_synced_at = '2026-11-22T11:00:00Z' WHERE id = ${bank}`);
+    try {
+      await expect(reads.fetchLive(caller, { object: 'finance.account' })).rejects.toThrow(
+        'finance.account cannot be read live from any active connection: ' +
+          'Checking at the bank (plaid): Bank aggregator (Plaid) is not read live by this gateway: its connector stores finance.account on a schedule and cannot ask the source on demand; ' +
+          'Card (simplefin): Bank-link bridge (SimpleFIN) is not read live by this gateway: its connector stores finance.account on a schedule and cannot ask the source on demand. ' +
+          'Query the cache instead: query {"object": "finance.account"} reads the stored rows; data age: Checking at the bank 3600 s old, Card never synced (data_age_seconds in describe_context).',
+      );
+      expect(asked).toEqual([]);
+      expect(lastEvent()).toMatchObject({ tool: 'fetch_live', sector: 'finance', decision: 'allow', outcome: 'error', resultCount: 0 });
+    } finally {
+      await testEnv.db.query(sql.unsafe`DELETE FROM connections WHERE id IN (${bank}, ${bridge})`);
+    }
+  });
+
+  it('keeps spec 7 first: a sector with no active connection is refused with its text, audited as before', async () => {
+    await expect(reads.fetchLive(caller, { object: 'mail.message' })).rejects.toThrow(/^no active connection for sector 'mail'$/);
+    expect(asked).toEqual([]);
+    expect(lastEvent()).toMatchObject({ tool: 'fetch_live', sector: 'mail', decision: 'allow', outcome: 'error', resultCount: 0 });
   });
 });

@@ -79,7 +79,5 @@ export function recordNotFound(object: string, id: string, bareSector: boolean):
   );
 }
 export const noActiveConnection = (sector: string) => new ConflictError(`no active connection for sector '${sector}'`);
-/** fetch_live on an object whose every active source pushes its data (a phone posting exports). */
-export const pushedOnly = (object: string) => new ValidationError(`${object} cannot be read live: its sources push their data; use query`);
 
 export { ConflictError, NotFoundError, UpstreamError, ValidationError };

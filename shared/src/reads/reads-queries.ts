@@ -9,9 +9,11 @@ export function connectionsInSectors(db: CommonQueryMethods, sectors: readonly S
   return createConnectionQueries(db).inSectors(sectors);
 }
 
-/** The active connections of one sector and their provider kinds. */
-export async function activeConnections(db: CommonQueryMethods, sector: Sector): Promise<ReadonlyArray<{ id: string; provider: string }>> {
-  return (await createConnectionQueries(db).activeInSectors([sector])).map(({ id, provider }) => ({ id, provider }));
+export type ActiveConnection = Pick<ConnectionRow, 'id' | 'provider' | 'display_name' | 'last_synced_at'>;
+
+/** The active connections of one sector: provider kind, name and when their data last arrived. */
+export async function activeConnections(db: CommonQueryMethods, sector: Sector): Promise<readonly ActiveConnection[]> {
+  return (await createConnectionQueries(db).activeInSectors([sector])).map(({ id, provider, display_name, last_synced_at }) => ({ id, provider, display_name, last_synced_at }));
 }
 
 export async function activeConnectionIds(db: CommonQueryMethods, sector: Sector): Promise<readonly string[]> {

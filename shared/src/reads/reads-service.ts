@@ -10,6 +10,7 @@ import { createCallGuard, grantedSectors } from './call-guard.ts';
 import { recordNotFound, unknownObject, unknownSector, ValidationError } from './reads-errors.ts';
 import { connectionHealth, dataAgeSeconds } from '../connections/index.ts';
 import { fetchLiveRows, type FetchLiveResult } from './live-reads.ts';
+import { liveNote } from './live-notes.ts';
 import { knownValues } from './known-values.ts';
 import { connectionsInSectors } from './reads-queries.ts';
 import {
@@ -115,7 +116,9 @@ export function createReadService(deps: ReadServiceDeps) {
         // Objects of ungranted sectors are absent, not refused (spec 4.2).
         const granted = grantedSectors(caller);
         const listed = CATALOGUE.filter((object) => granted.includes(object.sector) && (sector === null || object.sector === sector));
-        const financeNotes = listed.some((object) => object.sector === 'finance') ? financeConnectionNotes(await connectionsInSectors(deps.db, ['finance']), now()) : [];
+        const inListed = await connectionsInSectors(deps.db, [...new Set(listed.map((object) => object.sector))]);
+        const active = inListed.filter((connection) => connection.status === 'active');
+        const financeNotes = financeConnectionNotes(inListed.filter((connection) => connection.sector === 'finance'), now());
         const objects = await Promise.all(
           listed.map(async (object) => {
             const known = await knownValues(deps.db, object);
@@ -133,7 +136,7 @@ export function createReadService(deps: ReadServiceDeps) {
                 sortable,
                 ...(known[fieldName] ? { known_values: known[fieldName].values, ...(known[fieldName].capped ? { known_values_capped: true } : {}) } : {}),
               })),
-              notes: objectSector === 'finance' ? [...notes, ...financeNotes] : notes,
+              notes: [...notes, liveNote(object, active.filter((connection) => connection.sector === objectSector)), ...(objectSector === 'finance' ? financeNotes : [])],
               fieldDocs,
               ...(spans ? { spans } : {}),
             };
@@ -186,7 +189,7 @@ export function createReadService(deps: ReadServiceDeps) {
         async (sector) => {
           const request = parse(FetchLiveInputSchema, input);
           const object = objectOf(request.object, sector as Sector);
-          const result = await fetchLiveRows(deps.db, deps.live, { object, id: request.id, where: request.where, connectionId: request.connection_id });
+          const result = await fetchLiveRows(deps.db, deps.live, { object, id: request.id, where: request.where, connectionId: request.connection_id, now: now() });
           const answered = result.connections.some((connection) => connection.status === 'answered');
           return { result, count: result.rows.length, outcome: answered ? 'ok' : 'error' };
         },

@@ -27,7 +27,7 @@ export const financeAccount: ObjectDef = {
   notes: [
     MONEY_NOTE,
     'For credit and loan accounts balance_current is what is owed, a positive number.',
-    'Balances are as of balance_as_of, not live; fetch_live reads them from the source.',
+    'Balances are as of balance_as_of, not live.',
     MERGED_NOTE,
   ],
   fieldDocs: {

@@ -17,7 +17,7 @@ export const homeEntity: ObjectDef = {
   ],
   notes: [
     'state is always text, even for numeric sensors; its unit is attributes.unit_of_measurement.',
-    'This is the cached state as of synced_at; fetch_live reads the current one.',
+    'This is the cached state as of synced_at.',
     'Actions on these entities are listed by list_actions as home.<domain>.<service>.',
   ],
   fieldDocs: {

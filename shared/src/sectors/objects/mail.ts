@@ -24,7 +24,7 @@ export const mailMessage: ObjectDef = {
     field('is_starred', 'boolean', 'Whether it is starred or flagged (Gmail: the STARRED label); null where the source does not say.'),
   ],
   notes: [
-    'Envelopes only: bodies, snippets and attachments are never cached. fetch_live may return one body; it is not stored.',
+    'Envelopes only: bodies, snippets and attachments are never cached, and no read here returns them.',
     'from, to and cc hold "Name <address>" strings; from_address and from_name hold the sender\'s two parts: group or filter senders by from_address.',
     'received_at is UTC.',
     'Gmail: folder is INBOX, SENT, DRAFT, SPAM, TRASH or ARCHIVE (in none of those), read from its labels; labels holds the label names (system ones as INBOX, UNREAD, STARRED, IMPORTANT, CATEGORY_*).',

@@ -48,6 +48,7 @@ export function readTools(reads: ReadService): ToolDef[] {
       title: 'Fetch live',
       description:
         'The only read that leaves the cache and asks the source itself, for current data (for example the state of a device right now). Slower than query; nothing it returns is stored. ' +
+          "Each object's fetch_live note in get_schema says which providers can be read live; where none of the sector's connections can, this is an error that sends you to query. " +
           'Every connection of the sector that can be read live is asked; connections lists what each did (answered with row_count, failed with its error, or skipped with the reason), and each row carries its connection_id. Pass connection_id to ask one.',
       inputSchema: FetchLiveInputSchema,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },

@@ -1,0 +1,129 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { sql } from 'slonik';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createTestAgent, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
+import { seedDemo } from '../../scripts/demo/seed.ts';
+import type { RunningGateway } from '../../services/gateway/src/service.ts';
+import { connectAgent, startTestGateway } from '../../services/gateway/test/gateway-harness.ts';
+
+/**
+ * Issue 34, done when: a scripted agent over the official MCP client, on the demo seed, is told the way
+ * on where it went wrong (an object typo, an action that does not exist, an id no record holds), and
+ * every answer keeps the spec's shape (spec 4.1: one text block, JSON indented two spaces). Texts the
+ * spec fixes are checked as the spec writes them.
+ */
+const testEnv = useTestEnvironment();
+/** Wednesday 18 November 2026, 15:00 UTC. */
+const NOW = new Date('2026-11-18T15:00:00.000Z');
+const LIGHT = { name: 'home.light.turn_on', sector: 'home', description: 'Turn a light on', input_schema: { type: 'object' } };
+const LIGHT_OFF = { name: 'home.light.turn_off', sector: 'home', description: 'Turn a light off', input_schema: { type: 'object' } };
+let gateway: RunningGateway;
+let agent: Client;
+
+type Answer = { isError: boolean; text: string };
+/** One tool call as the agent sees it: whether it is a tool error, and the one text block. */
+async function call(name: string, args: Record<string, unknown>): Promise<Answer> {
+  const answer = (await agent.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ type: string; text: string }> };
+  expect(answer.content, 'one text content block (spec 4.1)').toHaveLength(1);
+  expect(answer.content[0]?.type).toBe('text');
+  return { isError: answer.isError === true, text: answer.content[0]?.text ?? '' };
+}
+/** A result's JSON, checked to be indented two spaces as spec 4.1 says. */
+function json(answer: Answer): Record<string, unknown> {
+  expect(answer.isError, answer.text).toBe(false);
+  const value = JSON.parse(answer.text) as Record<string, unknown>;
+  expect(answer.text).toBe(JSON.stringify(value, null, 2));
+  return value;
+}
+
+beforeAll(async () => {
+  await seedDemo(testEnv.db, NOW.getTime());
+  // A hub's action catalogue as its sync stores it on the connection row.
+  const hub = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'home-assistant', displayName: 'Hub' });
+  await testEnv.db.query(sql.unsafe`UPDATE connections SET actions = ${sql.jsonb([LIGHT, LIGHT_OFF])} WHERE id = ${hub}::uuid`);
+  gateway = await startTestGateway(testEnv, {}, { now: () => NOW });
+  agent = (await connectAgent(gateway.address, await createTestAgent(testEnv.db, { name: 'way-on-agent', sectors: ['finance', 'health', 'home'] }))).client;
+}, 90_000);
+afterAll(async () => {
+  await agent?.close();
+  await gateway?.close();
+});
+
+describe('errors that name the way on', () => {
+  it('an object named without its sector is refused as spec 5 rule 3 says, naming the objects the agent may read', async () => {
+    const answer = await call('query', { object: 'transactions', limit: 5 });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toBe(
+      "access denied: 'transactions' is not a sector; the sectors are finance, health, mail, contacts, calendar, home; the objects you may read: finance.account, finance.transaction, finance.holding, health.sample, health.workout, health.sleep_session, home.entity; did you mean 'finance.transaction'?",
+    );
+    const retried = json(await call('query', { object: 'finance.transaction', limit: 5 }));
+    expect(retried).toMatchObject({ object: 'finance.transaction', row_count: 5 });
+  });
+
+  it('an object typo inside a granted sector names the sector\'s objects', async () => {
+    const answer = await call('query', { object: 'finance.transactions' });
+    expect(answer).toEqual({
+      isError: true,
+      text: "unknown object 'finance.transactions'; objects in finance: finance.account, finance.transaction, finance.holding; did you mean 'finance.transaction'?",
+    });
+  });
+
+  it('an unknown action names the actions the sector offers; one named without its sector is refused, showing the form', async () => {
+    const unknown = await call('invoke_action', { name: 'home.light.toggle' });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.text).toBe("unknown action 'home.light.toggle'; list_actions shows the actions home offers: home.light.turn_on, home.light.turn_off");
+    const bare = await call('invoke_action', { name: 'light.turn_on' });
+    expect(bare).toEqual({
+      isError: true,
+      text: "access denied: 'light' is not a sector; the sectors are finance, health, mail, contacts, calendar, home; action names start with their sector (<sector>.<domain>.<service>) and list_actions names them; did you mean 'home.light.turn_on'?",
+    });
+  });
+
+  it('an unknown record id starts with record not found and says where ids come from', async () => {
+    const { rows } = json(await call('query', { object: 'finance.transaction', select: ['source_id'], limit: 1 })) as { rows: Array<{ id: string; source_id: string }> };
+    const sourceId = rows[0]?.source_id as string;
+    const answer = await call('get_record', { object: 'finance.transaction', id: sourceId });
+    expect(answer.isError).toBe(true);
+    expect(answer.text.startsWith('record not found')).toBe(true);
+    expect(answer.text).toBe(
+      `record not found: no record of finance.transaction has the id '${sourceId}'. Ids are the id field of query rows (query {"object": "finance.transaction", "select": ["id"]}); source_id is the provider's own id, not a gateway id.`,
+    );
+    const found = json(await call('get_record', { object: 'finance.transaction', id: rows[0]?.id as string }));
+    expect(found).toMatchObject({ object: 'finance.transaction', record: { id: rows[0]?.id } });
+  });
+});
+
+describe('notes from capabilities', () => {
+  it('fetch_live where no connection of the sector can be read live is a tool error that sends the agent to the cache with its data age', async () => {
+    const schema = json(await call('get_schema', { sector: 'finance' })) as { objects: Array<{ name: string; notes: string[] }> };
+    const accountNotes = schema.objects.find((object) => object.name === 'finance.account')?.notes ?? [];
+    expect(accountNotes).toContain(
+      "fetch_live cannot read finance.account: none of its providers (Bank-link bridge (SimpleFIN), Bank aggregator (Plaid)) is read live by this gateway; query the cache instead; describe_context gives each connection's data age (data_age_seconds).",
+    );
+    const context = json(await call('describe_context', {})) as { connections: Array<{ id: string; sector: string; data_age_seconds: number }> };
+    const names = new Map(
+      (await testEnv.db.any(sql.type(z.object({ id: z.string(), name: z.string() }))`SELECT id::text, display_name AS name FROM connections WHERE sector = 'finance'`)).map((row) => [row.id, row.name]),
+    );
+    const finance = context.connections.filter((connection) => connection.sector === 'finance').map((connection) => ({ ...connection, display_name: names.get(connection.id) }));
+    expect(finance.length).toBe(2);
+    const answer = await call('fetch_live', { object: 'finance.account' });
+    expect(answer.isError).toBe(true);
+    const reasons = finance
+      .map((connection) => `${connection.display_name} (demo): no connector for provider 'demo' runs in this gateway (its rows were stored another way, such as the demo seed), so there is no source to ask`)
+      .join('; ');
+    const ages = finance.map((connection) => `${connection.display_name} ${connection.data_age_seconds} s old`).join(', ');
+    expect(answer.text).toBe(
+      `finance.account cannot be read live from any active connection: ${reasons}. Query the cache instead: query {"object": "finance.account"} reads the stored rows; data age: ${ages} (data_age_seconds in describe_context).`,
+    );
+  });
+
+  it('fetch_live on a granted sector with no connection keeps spec 7\'s text', async () => {
+    await testEnv.db.query(sql.unsafe`UPDATE connections SET status = 'paused' WHERE sector = 'health'`);
+    try {
+      expect(await call('fetch_live', { object: 'health.sleep_session' })).toEqual({ isError: true, text: "no active connection for sector 'health'" });
+    } finally {
+      await testEnv.db.query(sql.unsafe`UPDATE connections SET status = 'active' WHERE sector = 'health'`);
+    }
+  });
+});
