@@ -48,6 +48,8 @@ export type ConsoleAppDeps = {
   db: DatabasePool;
   /** A `commands` client; agent events are published and audit rows queued through it. */
   redis: Redis;
+  /** `DATA_DIR` for the own audit producer's spool (design 8.4); without it rows wait in memory only (tests). */
+  auditSpoolDir?: string;
   /** The clock deadlines and statuses are computed from; default the system clock. */
   now?: () => Date;
   /** Live reads through the sync-worker; without it fetch_live says live reads are unavailable. */
@@ -64,14 +66,14 @@ export type ConsoleAppDeps = {
 };
 
 /** The Console's own audit producer, when none is handed in; `drain` writes what it still holds. */
-function ownAuditProducer({ config, log, db, redis, metrics }: Pick<ConsoleAppDeps, 'config' | 'log' | 'db' | 'redis'> & { metrics: Metrics }): { audit: AuditRecorder; drain: () => Promise<void> } {
-  const producer = createAuditProducer({ redis, db, source: 'console', settings: config, log });
+function ownAuditProducer({ config, log, db, redis, metrics, auditSpoolDir }: Pick<ConsoleAppDeps, 'config' | 'log' | 'db' | 'redis' | 'auditSpoolDir'> & { metrics: Metrics }): { audit: AuditRecorder; drain: () => Promise<void> } {
+  const producer = createAuditProducer({ redis, db, source: 'console', settings: config, log, spoolDir: auditSpoolDir });
   metrics.watchAuditProducer(producer);
   return { audit: producer, drain: () => producer.drain() };
 }
 
-export function buildApp({ config, log, db, redis, now, live: givenLive, audit: givenAudit, sources, metrics = createMetrics() }: ConsoleAppDeps): FastifyInstance {
-  const { audit, drain } = givenAudit ? { audit: givenAudit, drain: undefined } : ownAuditProducer({ config, log, db, redis, metrics });
+export function buildApp({ config, log, db, redis, now, live: givenLive, audit: givenAudit, sources, metrics = createMetrics(), auditSpoolDir }: ConsoleAppDeps): FastifyInstance {
+  const { audit, drain } = givenAudit ? { audit: givenAudit, drain: undefined } : ownAuditProducer({ config, log, db, redis, metrics, auditSpoolDir });
   const sourcesDeps = sources ? createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES }) : undefined;
   const live = givenLive && metrics.timedLive(givenLive);
   const resolver = createKeyResolver({ db, log });

@@ -24,7 +24,7 @@ export async function startConsole(config: ConsoleConfig, log: Logger, options: 
     // A code exchange includes the provider's token and account answers: twice a live read's time.
     const signIns = await createSignInRequester(config, log, config.LIVE_TIMEOUT_MS * 2);
     opened.push(signIns);
-    const app = buildApp({ config, log, db: infra.db, redis: infra.redis, live, audit: options.audit, sources: { sync, credentialsKey, signIns } });
+    const app = buildApp({ config, log, db: infra.db, redis: infra.redis, live, audit: options.audit, sources: { sync, credentialsKey, signIns }, auditSpoolDir: config.DATA_DIR });
     const address = await app.listen({ host: config.BIND_HOST, port: config.REST_PORT });
     return {
       ...infra,

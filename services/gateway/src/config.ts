@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { agentPortConfig, auditConfig, bindConfig, dbConfig, logConfig, metricsConfig, redisConfig } from '@pcg/shared/config';
+import { agentPortConfig, auditConfig, bindConfig, dataDirConfig, dbConfig, logConfig, metricsConfig, redisConfig } from '@pcg/shared/config';
 import { parseHost } from '@pcg/shared/http';
 import { liveConfig } from '@pcg/shared/queues';
 import { parseOrigin } from './edge/origin-policy.ts';
@@ -61,6 +61,8 @@ export const gatewayConfigSchema = logConfig.extend({
   ...bridgeConfig.shape,
   ...originPolicyConfig.shape,
   ...metricsConfig.shape,
+  // The audit producer's spool (design 8.4).
+  ...dataDirConfig.shape,
 });
 
 export type GatewayConfig = ReturnType<typeof gatewayConfigSchema.parse>;

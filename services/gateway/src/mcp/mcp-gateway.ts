@@ -36,6 +36,8 @@ export type McpGatewayDeps = {
   /** Where tool calls, their latency, live reads, sessions and bridge tokens are counted. */
   metrics: Metrics;
   now?: () => Date;
+  /** `DATA_DIR` for the audit producer's spool (design 8.4); without it rows wait in memory only (tests). */
+  auditSpoolDir?: string;
 };
 
 /** The settings row holding the HMAC key of the bridge's sign-in forms. */
@@ -49,7 +51,7 @@ const FORM_KEY_SETTING = 'bridge_form_key';
 export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayDeps) {
   const { config, log, db, redis, now, bridge, metrics } = deps;
   const clock = now ?? (() => new Date());
-  const producer = createAuditProducer({ redis, db, source: 'gateway', settings: config, log });
+  const producer = createAuditProducer({ redis, db, source: 'gateway', settings: config, log, spoolDir: deps.auditSpoolDir });
   metrics.watchAuditProducer(producer);
   const audit = metrics.countingRecorder(producer);
   const live = deps.live && metrics.timedLive(deps.live);
