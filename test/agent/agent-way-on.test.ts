@@ -1,7 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { createTestAgent, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { seedDemo } from '../../scripts/demo/seed.ts';
 import type { RunningGateway } from '../../services/gateway/src/service.ts';
@@ -101,12 +100,9 @@ describe('notes from capabilities', () => {
     expect(accountNotes).toContain(
       "fetch_live cannot read finance.account: none of its providers (Bank-link bridge (SimpleFIN), Bank aggregator (Plaid)) is read live by this gateway; query the cache instead; describe_context gives each connection's data age (data_age_seconds).",
     );
-    const context = json(await call('describe_context', {})) as { connections: Array<{ id: string; sector: string; data_age_seconds: number }> };
-    const names = new Map(
-      (await testEnv.db.any(sql.type(z.object({ id: z.string(), name: z.string() }))`SELECT id::text, display_name AS name FROM connections WHERE sector = 'finance'`)).map((row) => [row.id, row.name]),
-    );
-    const finance = context.connections.filter((connection) => connection.sector === 'finance').map((connection) => ({ ...connection, display_name: names.get(connection.id) }));
-    expect(finance.length).toBe(2);
+    const context = json(await call('describe_context', {})) as { connections: Array<{ sector: string; display_name: string; data_age_seconds: number }> };
+    const finance = context.connections.filter((connection) => connection.sector === 'finance');
+    expect(finance.map((connection) => connection.display_name)).toEqual(['Demo finance', 'Demo finance (second source)']);
     const answer = await call('fetch_live', { object: 'finance.account' });
     expect(answer.isError).toBe(true);
     const reasons = finance
@@ -125,5 +121,36 @@ describe('notes from capabilities', () => {
     } finally {
       await testEnv.db.query(sql.unsafe`UPDATE connections SET status = 'active' WHERE sector = 'health'`);
     }
+  });
+});
+
+describe('names and limits', () => {
+  it('describe_context names each connection as the person did, with its provider and sector', async () => {
+    const context = json(await call('describe_context', {})) as { connections: Array<Record<string, unknown>> };
+    expect(context.connections.map(({ display_name, provider, sector }) => ({ display_name, provider, sector }))).toEqual([
+      { display_name: 'Demo finance', provider: 'demo', sector: 'finance' },
+      { display_name: 'Demo finance (second source)', provider: 'demo', sector: 'finance' },
+      { display_name: 'Demo health', provider: 'demo', sector: 'health' },
+      { display_name: 'Demo home', provider: 'demo', sector: 'home' },
+      { display_name: 'Hub', provider: 'home-assistant', sector: 'home' },
+    ]);
+  });
+
+  it('a limit above the maximum is lowered and the page says so', async () => {
+    const page = json(await call('query', { object: 'finance.transaction', select: ['amount'], limit: 1000 }));
+    expect(page).toMatchObject({
+      row_count: 200,
+      has_more: true,
+      limit_lowered_to: 200,
+      limit_notice: 'limit 1000 is above the maximum of 200, so it was lowered to 200; has_more: true and next_cursor give the rest.',
+    });
+    expect(page).not.toHaveProperty('cut_for_size');
+  });
+
+  it('the instructions and get_schema\'s own description both suggest asking get_schema per sector', async () => {
+    const perSector = 'get_schema for every granted sector is long: ask it with a sector, e.g. {"sector": "finance"}, for the sectors your question needs.';
+    expect(agent.getInstructions()).toContain(perSector);
+    const { tools } = await agent.listTools();
+    expect(tools.find((tool) => tool.name === 'get_schema')?.description).toContain(perSector);
   });
 });

@@ -129,6 +129,18 @@ describe('query results and paging', () => {
     expect((await q({ select: ['source_id'], limit: 5000 })).row_count).toBe(TOTAL);
   });
 
+  it('says so when it lowers a limit above 200, and only then (issue 34)', async () => {
+    const lowered = await q({ select: ['source_id'], limit: 1000 });
+    expect(lowered).toMatchObject({
+      limit_lowered_to: 200,
+      limit_notice: 'limit 1000 is above the maximum of 200, so it was lowered to 200; has_more: true and next_cursor give the rest.',
+    });
+    const atMax = await q({ select: ['source_id'], limit: 200 });
+    expect(atMax).not.toHaveProperty('limit_lowered_to');
+    expect(atMax).not.toHaveProperty('limit_notice');
+    expect(await q({ limit: 1000, aggregate: { metrics: [{ fn: 'count' }] } })).toMatchObject({ limit_lowered_to: 200 });
+  });
+
   it.each([
     ['the default order (nullable date desc)', undefined],
     ['amount asc then merchant desc (mixed, nullable, repeating)', [{ field: 'amount', direction: 'asc' }, { field: 'merchant_name', direction: 'desc' }]],

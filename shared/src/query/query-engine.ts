@@ -3,7 +3,7 @@ import { directReadsOf, loadOrCreateSecret } from '../db/index.ts';
 import type { ObjectDef } from '../sectors/index.ts';
 import { createCursorCodec, CURSOR_SHAPE_MISMATCH, queryShape, type CursorCodec } from './query-cursor.ts';
 import { describeZodError, isDataException, QueryError } from './query-errors.ts';
-import { QueryInputSchema, type ParsedQueryInput, type QueryResult } from './query-input.ts';
+import { limitLowered, QueryInputSchema, type ParsedQueryInput, type QueryResult } from './query-input.ts';
 import { EXPECTED_TEXT, planQuery, type QueryPlan } from './query-plan.ts';
 import { isStorableText } from './query-values.ts';
 import { looksRelative } from './query-dates.ts';
@@ -74,7 +74,7 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
       const zone = usesLocalTime(parsed.data) && context.timeZone ? await context.timeZone() : 'UTC';
       const plan = planQuery(object, parsed.data, { zone, now: (context.now ?? (() => new Date()))() });
       const resolved = plan.filters.flatMap((filter, i) => (filter.resolved ? [{ where: `where.${i}`, field: filter.field.name, ...filter.resolved }] : []));
-      const extra = resolved.length > 0 ? { resolved_dates: resolved } : {};
+      const extra: Partial<QueryResult> = { ...(resolved.length > 0 ? { resolved_dates: resolved } : {}), ...limitLowered(input) };
 
       // Hashed only when a cursor comes in or goes out.
       let shape: string | undefined;

@@ -105,7 +105,7 @@ export const QueryInputSchema = z
       .min(1)
       .optional()
       .transform((value) => Math.min(value ?? DEFAULT_LIMIT, MAX_LIMIT))
-      .describe(`Rows per page, 1 to ${MAX_LIMIT} (larger values are capped); default ${DEFAULT_LIMIT}. A page may end sooner at ${PAGE_BUDGET_CHARS} characters (cut_for_size: true).`),
+      .describe(`Rows per page, 1 to ${MAX_LIMIT} (a larger value is lowered to ${MAX_LIMIT} and the result says so in limit_notice); default ${DEFAULT_LIMIT}. A page may end sooner at ${PAGE_BUDGET_CHARS} characters (cut_for_size: true).`),
     cursor: z
       .string()
       .max(4_096)
@@ -131,4 +131,17 @@ export type QueryResult = {
   notice?: string;
   /** Each relative date of `where`, with the local days it was resolved to. */
   resolved_dates?: Array<DateRange & { where: string; field: string }>;
+  /** Set when the limit asked for was above MAX_LIMIT: the limit served instead, and a sentence saying so. */
+  limit_lowered_to?: number;
+  limit_notice?: string;
 };
+
+/** A limit above the maximum is lowered, never refused, and the page says so (issue 34). */
+export function limitLowered(input: unknown): Pick<QueryResult, 'limit_lowered_to' | 'limit_notice'> {
+  const asked = (input as { limit?: unknown } | null)?.limit;
+  if (typeof asked !== 'number' || !Number.isInteger(asked) || asked <= MAX_LIMIT) return {};
+  return {
+    limit_lowered_to: MAX_LIMIT,
+    limit_notice: `limit ${asked} is above the maximum of ${MAX_LIMIT}, so it was lowered to ${MAX_LIMIT}; has_more: true and next_cursor give the rest.`,
+  };
+}

@@ -67,6 +67,14 @@ describe('describe_context', () => {
       consent_expires_at: '2027-02-01T00:00:00.000Z',
     });
   });
+
+  it('names each connection as the person named it, with its provider and sector (issue 34)', async () => {
+    const result = await reads.describeContext(grant(['finance', 'mail']));
+    expect(result.connections.map(({ display_name, provider, sector }) => ({ display_name, provider, sector }))).toEqual([
+      { display_name: 'Test finance', provider: 'plaid', sector: 'finance' },
+      { display_name: 'Test mail', provider: 'gmail', sector: 'mail' },
+    ]);
+  });
 });
 
 describe('the person\'s time zone (issue 20)', () => {

@@ -86,6 +86,7 @@ export function createReadService(deps: ReadServiceDeps) {
           const age = dataAgeSeconds(row, at);
           const summary: ConnectionSummary = {
             id: row.id,
+            display_name: row.display_name,
             sector: row.sector as Sector,
             provider: row.provider,
             status: row.status,

@@ -32,6 +32,8 @@ export const FetchLiveInputSchema = z
 
 export const ConnectionSummarySchema = z.object({
   id: z.string(),
+  /** The name the person gave the connection ("Demo phone"), the one they use when they ask. */
+  display_name: z.string(),
   sector: SectorSchema,
   provider: z.string(),
   status: z.string(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PAGE_BUDGET_CHARS, QueryInputSchema } from '@pcg/shared/query';
 import { FetchLiveInputSchema, GetRecordInputSchema, GetSchemaInputSchema, type ReadService } from '@pcg/shared/reads';
+import { SCHEMA_PER_SECTOR } from '../instructions.ts';
 import type { ToolDef } from './tool-types.ts';
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -12,7 +13,7 @@ export function readTools(reads: ReadService): ToolDef[] {
       name: 'describe_context',
       title: 'Describe context',
       description:
-        'Call this first. Returns your granted sectors (an empty list when none) and, for each connected source in them, its status, health and how old its data is (data_age_seconds).',
+        'Call this first. Returns your granted sectors (an empty list when none) and, for each connected source in them, its name as the person gave it (display_name), provider, sector, status, health and how old its data is (data_age_seconds).',
       inputSchema: z.object({}),
       annotations: READ_ONLY,
       handler: (_args, caller) => reads.describeContext(caller),
@@ -21,7 +22,7 @@ export function readTools(reads: ReadService): ToolDef[] {
       name: 'get_schema',
       title: 'Get schema',
       description:
-        'Lists the objects you may query and their fields (type, unit, filterable, sortable), with notes and fieldDocs that explain sign conventions, units and time zones. Read them before filtering. Objects of sectors you were not granted are absent.',
+        `Lists the objects you may query and their fields (type, unit, filterable, sortable), with notes and fieldDocs that explain sign conventions, units and time zones. Read them before filtering. Objects of sectors you were not granted are absent. ${SCHEMA_PER_SECTOR}`,
       inputSchema: GetSchemaInputSchema,
       annotations: READ_ONLY,
       handler: (args, caller) => reads.getSchema(caller, args),
