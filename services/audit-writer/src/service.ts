@@ -1,3 +1,4 @@
+import { loadAuditChainKey, type AuditChainKey } from '@pcg/shared/crypto';
 import { describeDatabaseUrl } from '@pcg/shared/db';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import type { Logger } from '@pcg/shared/logger';
@@ -24,18 +25,20 @@ export type RunningAuditWriter = Infrastructure & {
 export async function startAuditWriter(config: AuditWriterConfig, log: Logger): Promise<RunningAuditWriter> {
   const infra = await openInfrastructure(config, 'audit-writer', log);
   let marks: Map<string, number>;
+  let chainKey: AuditChainKey;
   try {
     marks = await loadSequenceMarks(infra.db);
+    chainKey = await loadAuditChainKey(config.DATA_DIR, log);
   } catch (error) {
     await infra.close();
     throw error;
   }
-  const writer = createAuditWriter({ db: infra.db, redis: infra.redis, log, flushMs: config.AUDIT_FLUSH_MS, marks });
+  const writer = createAuditWriter({ db: infra.db, redis: infra.redis, log, flushMs: config.AUDIT_FLUSH_MS, marks, chainKey: chainKey.bytes });
   writer.start();
   const metrics = createMetrics();
   metrics.watchAuditWriter(() => writer.stats().written);
   const publisher = startMetricsPublisher({ redis: infra.redis, metrics, service: 'audit-writer', everyMs: config.METRICS_PUBLISH_MS, log });
-  const anchors = createAnchorKeeper({ head: writer.head, dataDir: config.DATA_DIR, log, intervalMs: config.AUDIT_ANCHOR_MS });
+  const anchors = createAnchorKeeper({ head: writer.head, db: infra.db, key: chainKey, dataDir: config.DATA_DIR, log, intervalMs: config.AUDIT_ANCHOR_MS });
   anchors.start();
   return {
     ...infra,

@@ -40,6 +40,8 @@ export type AuditWriterDeps = {
   closeDrainMs?: number;
   /** Each producer's last accounted sequence number (`loadSequenceMarks`); default none. */
   marks?: Map<string, number>;
+  /** The chain key (`loadAuditChainKey`) each row's link is keyed with; null: the old unkeyed link (tests only). */
+  chainKey?: Buffer | null;
 };
 
 export type FlushResult = {
@@ -100,7 +102,7 @@ export function createAuditWriter(deps: AuditWriterDeps) {
     const unsaved = marks.unsaved();
     try {
       const inserted = await db.transaction(async (tx) => {
-        const chained = rows.length > 0 ? await insertChainedAuditRows(tx, rows) : null;
+        const chained = rows.length > 0 ? await insertChainedAuditRows(tx, rows, { key: deps.chainKey ?? null }) : null;
         await storeSequenceMarks(tx, unsaved);
         await addAuditDrops(tx, AUDIT_WRITER_SOURCE, counts);
         return chained;

@@ -3,16 +3,28 @@ import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 
+const HEX_HASH = z.string().regex(/^[0-9a-f]{64}$/);
+
 /**
  * The chain's head as the audit-writer last recorded it outside the database: its row count (the head's
  * place in the chain), id and hash. A database rewritten whole, or cut short, no longer agrees with it.
+ * Since issue 36 an anchor also knows its chain (the chain's random id and first row's hash), the chain
+ * key it was written under (its id, never the key), the first keyed row, and the database's system
+ * identifier. An anchor without `chainId` is of the old format: accepted once, and replaced by the
+ * writer's next anchor.
  */
 export const AuditAnchorSchema = z.object({
   rows: z.number().int().nonnegative(),
   id: z.number().int().nullable(),
-  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  hash: HEX_HASH,
   createdAt: z.string().nullable(),
   writtenAt: z.string(),
+  chainId: z.string().optional(),
+  firstHash: HEX_HASH.nullable().optional(),
+  keyId: z.string().nullable().optional(),
+  /** The place of the chain's first keyed row, or null when no row up to the anchor is keyed. */
+  firstKeyedRow: z.number().int().positive().nullable().optional(),
+  databaseSystemId: z.string().nullable().optional(),
 });
 export type AuditAnchor = z.infer<typeof AuditAnchorSchema>;
 
@@ -21,6 +33,9 @@ export const AUDIT_ANCHOR_FILE = 'audit-anchor.json';
 
 /** The log line each anchor is written with, so the log stream keeps every anchor, not just the last. */
 export const AUDIT_ANCHOR_LOG_LINE = '[audit] chain anchor';
+
+/** Whether an anchor is of the format written before anchors knew their chain. */
+export const isOldFormatAnchor = (anchor: AuditAnchor): boolean => anchor.chainId === undefined;
 
 export class AuditAnchorUnreadableError extends Error {
   override name = 'AuditAnchorUnreadableError';

@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 
 /**
  * Every column of a chained audit row, as both the writer and the verifier see it. `createdAt` is UTC
@@ -21,8 +21,13 @@ export type ChainedRowContent = {
   createdAt: string;
 };
 
-/** Bumped if the canonical form ever changes, so that an old chain is never read with new rules. */
+/**
+ * Bumped if the canonical form ever changes, so that an old chain is never read with new rules. Version 1
+ * is the unkeyed chain (issue 22); version 2 is the same content linked with the chain key (issue 36), so
+ * a keyed link can never be replayed as an unkeyed one or the other way round.
+ */
 const CANONICAL_VERSION = 1;
+const KEYED_CANONICAL_VERSION = 2;
 
 /** Printable ASCII: its UTF-16 length and order are its UTF-8 length and order. */
 const ASCII = /^[ -~]*$/;
@@ -113,9 +118,9 @@ export function canonicalJson(value: unknown): string {
  * The bytes a row's hash covers: every column but the hash itself. The scalar columns go in one JSON
  * array (which cannot hold a raw newline), then a newline, then the canonical args.
  */
-export function canonicalRowText(row: ChainedRowContent): string {
+export function canonicalRowText(row: ChainedRowContent, version: number = CANONICAL_VERSION): string {
   const scalars = [
-    CANONICAL_VERSION,
+    version,
     row.seq,
     row.id,
     row.userId,
@@ -139,3 +144,15 @@ export function canonicalRowText(row: ChainedRowContent): string {
 export function chainHash(previousHex: string, row: ChainedRowContent): string {
   return hash('sha256', `${previousHex}\n${canonicalRowText(row)}`, 'hex');
 }
+
+/**
+ * A keyed row's link, in hex: HMAC-SHA-256 under the chain key of the same text as `chainHash` (version 2).
+ * Whoever can only write the database cannot compute it, so cannot append, replace or re-chain a row.
+ */
+export function keyedChainHash(key: Buffer, previousHex: string, row: ChainedRowContent): string {
+  return createHmac('sha256', key).update(`${previousHex}\n${canonicalRowText(row, KEYED_CANONICAL_VERSION)}`).digest('hex');
+}
+
+/** The link the writer writes: keyed when it holds the chain key, else the old unkeyed one. */
+export const chainLink = (key: Buffer | null, previousHex: string, row: ChainedRowContent): string =>
+  key === null ? chainHash(previousHex, row) : keyedChainHash(key, previousHex, row);

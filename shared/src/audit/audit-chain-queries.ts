@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { sql, type DatabasePool } from '../db/index.ts';
-import { chainHash, type ChainedRowContent } from './audit-chain-fns.ts';
+import { chainLink, type ChainedRowContent } from './audit-chain-fns.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
 import { encodePgArray } from './pg-binary-array.ts';
 
@@ -9,16 +9,34 @@ type Queryable = Pick<DatabasePool, 'query' | 'one'>;
 /** `created_at` as the chain reads it: UTC to the microsecond, the precision Postgres stores. */
 export const MICROSECOND_UTC = sql.fragment`'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
-/** The last row of the chain: its place (0 before the first row), id, hash (hex) and created_at. */
-export type ChainHead = { seq: number; id: number | null; hash: string; createdAt: string | null };
+/**
+ * The last row of the chain: its place (0 before the first row), id, hash (hex) and created_at; and the
+ * chain's identity: its random id and its first row's hash (null before place 1 is written).
+ */
+export type ChainHead = { seq: number; id: number | null; hash: string; createdAt: string | null; chainId: string; firstHash: string | null };
 
-const HeadSchema = z.object({ seq: z.number(), id: z.number().nullable(), hash: z.string(), created_at: z.string().nullable() });
-const toHead = (row: z.infer<typeof HeadSchema>): ChainHead => ({ seq: row.seq, id: row.id, hash: row.hash, createdAt: row.created_at });
+const HeadSchema = z.object({
+  seq: z.number(),
+  id: z.number().nullable(),
+  hash: z.string(),
+  created_at: z.string().nullable(),
+  chain_id: z.string(),
+  first_hash: z.string().nullable(),
+});
+const toHead = (row: z.infer<typeof HeadSchema>): ChainHead => ({
+  seq: row.seq,
+  id: row.id,
+  hash: row.hash,
+  createdAt: row.created_at,
+  chainId: row.chain_id,
+  firstHash: row.first_hash,
+});
 
 export async function readChainHead(db: Pick<DatabasePool, 'one'>, options: { lock?: boolean } = {}): Promise<ChainHead> {
   const row = await db.one(sql.type(HeadSchema)`
     SELECT head_seq AS seq, head_id AS id, encode(head_hash, 'hex') AS hash,
-           to_char(head_created_at AT TIME ZONE 'UTC', ${MICROSECOND_UTC}) AS created_at
+           to_char(head_created_at AT TIME ZONE 'UTC', ${MICROSECOND_UTC}) AS created_at,
+           chain_id, encode(first_hash, 'hex') AS first_hash
     FROM audit_chain ${options.lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
   return toHead(row);
 }
@@ -41,10 +59,17 @@ async function allocate(tx: Pick<DatabasePool, 'one'>, count: number, head: Chai
  * transaction: it locks the chain's head row first, so flushes are chained in the order they commit,
  * whoever writes them, and a flush that fails leaves the head where it was (a lost batch is a counted
  * drop, not a break). Each row's hash covers every column, `id` and `created_at` included, so both are
- * chosen here rather than by column defaults. Throws before writing anything if an `argsJson` is not JSON.
- * Resolves to the rows written and the new head.
+ * chosen here rather than by column defaults. With `key` (the chain key, design 8.4) each link is an
+ * HMAC under it, which no one who can only write the database can compute; without it, the old unkeyed
+ * link. Throws before writing anything if an `argsJson` is not JSON. Resolves to the rows written and the
+ * new head.
  */
-export async function insertChainedAuditRows(tx: Queryable, rows: readonly QueuedAuditRow[]): Promise<{ written: number; head: ChainHead }> {
+export async function insertChainedAuditRows(
+  tx: Queryable,
+  rows: readonly QueuedAuditRow[],
+  options: { key?: Buffer | null } = {},
+): Promise<{ written: number; head: ChainHead }> {
+  const key = options.key ?? null;
   const head = await readChainHead(tx, { lock: true });
   if (rows.length === 0) return { written: 0, head };
   const args = rows.map((row) => JSON.parse(row.argsJson) as unknown);
@@ -68,7 +93,7 @@ export async function insertChainedAuditRows(tx: Queryable, rows: readonly Queue
       requestId: row.requestId,
       createdAt,
     };
-    previous = chainHash(previous, content);
+    previous = chainLink(key, previous, content);
     hashes.push(Buffer.from(previous, 'hex'));
     seqs.push(content.seq);
   });
@@ -94,10 +119,15 @@ export async function insertChainedAuditRows(tx: Queryable, rows: readonly Queue
       ${text((row) => row.outcome)},
       ${text((row) => row.requestId)},
       ${createdAt}::timestamptz`);
-  const next: ChainHead = { seq: head.seq + rows.length, id: ids.at(-1) ?? null, hash: previous, createdAt };
+  // A head at place 0 is an empty chain: this batch's first row is the chain's first row.
+  const first = head.seq === 0 ? (hashes[0]?.toString('hex') ?? null) : null;
+  const firstHash = first ?? head.firstHash;
+  const next: ChainHead = { seq: head.seq + rows.length, id: ids.at(-1) ?? null, hash: previous, createdAt, chainId: head.chainId, firstHash };
   await tx.query(sql.unsafe`
     UPDATE audit_chain
     SET head_seq = ${next.seq}, head_id = ${next.id}, head_hash = decode(${next.hash}, 'hex'),
-        head_created_at = ${createdAt}::timestamptz, updated_at = now()`);
+        head_created_at = ${createdAt}::timestamptz, updated_at = now(),
+        first_hash = coalesce(decode(${first}::text, 'hex'), first_hash),
+        first_keyed_seq = ${head.seq === 0 ? (key === null ? null : 1) : sql.fragment`coalesce(first_keyed_seq, ${key === null ? null : head.seq + 1}::int8)`}`);
   return { written: result.rowCount, head: next };
 }

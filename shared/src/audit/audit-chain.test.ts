@@ -226,6 +226,7 @@ describe('tampering found and named', () => {
     for (const prefix of ['a', 'b', 'x']) await insertAuditRows(testEnv.db, rows(4, prefix));
     expect(await verifyAuditChain(testEnv.db)).toMatchObject({ intact: true });
     const report = await verifyAuditChain(testEnv.db, { anchor });
-    expect(report).toMatchObject({ intact: false, intactThrough: { row: 11 }, break: { kind: 'rewritten', row: 12 }, anchor: { matched: false } });
+    // Row 1 stands at a place the anchor covers but was written after it: the first row replaced.
+    expect(report).toMatchObject({ intact: false, intactThrough: { row: 0 }, break: { kind: 'rewritten', row: 1, id: await idAt(1) }, anchor: { matched: null } });
   });
 });

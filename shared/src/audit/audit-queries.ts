@@ -13,9 +13,13 @@ import { insertChainedAuditRows } from './audit-chain-queries.ts';
  * row of one flush shares one `created_at`; ids follow the batch's order. All rows are written, or none.
  * Resolves to the number written.
  */
-export async function insertAuditRows(db: Pick<DatabasePool, 'transaction'>, rows: readonly QueuedAuditRow[]): Promise<number> {
+export async function insertAuditRows(
+  db: Pick<DatabasePool, 'transaction'>,
+  rows: readonly QueuedAuditRow[],
+  options: { key?: Buffer | null } = {},
+): Promise<number> {
   if (rows.length === 0) return 0;
-  return db.transaction(async (tx) => (await insertChainedAuditRows(tx, rows)).written);
+  return db.transaction(async (tx) => (await insertChainedAuditRows(tx, rows, options)).written);
 }
 
 export type AuditFilters = {

@@ -15,3 +15,4 @@ export * from './audit-anchor.ts';
 export * from './audit-chain-walk.ts';
 export * from './audit-chain-verify.ts';
 export * from './audit-chain-service.ts';
+export * from './audit-chain-descent.ts';

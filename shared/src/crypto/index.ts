@@ -1,3 +1,4 @@
 export * from './credentials-cipher.ts';
 export * from './credentials-key.ts';
 export * from './ingest-secret.ts';
+export * from './audit-chain-key.ts';
