@@ -112,6 +112,7 @@ export function createAuditProducer({ redis, db, source = 'producer', settings, 
   /** Set at start and whenever Redis may have lost what it held: the next send resends every held row. */
   let rewinding = spool !== undefined;
   let writtenSinceCompact = 0;
+  let lastChecked = performance.now();
   let pumping: Promise<void> | undefined;
   let wake: (() => void) | undefined;
   let redisAway = false;
@@ -271,12 +272,15 @@ export function createAuditProducer({ redis, db, source = 'producer', settings, 
 
   async function pump(): Promise<void> {
     while (!stopPumping) {
-      if (sendFrom < held.length) {
+      // On a clock, not only when idle: under a steady load there is always a row to send.
+      if (spool && held.length > 0 && performance.now() - lastChecked >= WRITTEN_POLL_MS) {
+        lastChecked = performance.now();
+        await checkWritten();
+      } else if (sendFrom < held.length) {
         if (!(await sendBatch())) await pause(RETRY_MS);
       } else if (spool && held.length > 0) {
         // Everything is in Redis: wait for the writer, unless a new row arrives first.
-        await pause(WRITTEN_POLL_MS);
-        if (sendFrom >= held.length) await checkWritten();
+        await pause(WRITTEN_POLL_MS - (performance.now() - lastChecked));
       } else return;
     }
   }
