@@ -1,8 +1,12 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upsertRecords } from '@pcg/shared/cache';
+import { whoopDay } from '@pcg/testkit/doubles';
 import { createTestAgent, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
+import { healthData } from '../../scripts/demo/health.ts';
 import { seedDemo } from '../../scripts/demo/seed.ts';
+import { sleepRecord, WhoopSleepSchema } from '../../services/sync-worker/src/connectors/whoop/whoop-mapping.ts';
 import type { RunningGateway } from '../../services/gateway/src/service.ts';
 import { connectAgent, startTestGateway } from '../../services/gateway/test/gateway-harness.ts';
 
@@ -19,6 +23,19 @@ const LIGHT = { name: 'home.light.turn_on', sector: 'home', description: 'Turn a
 const LIGHT_OFF = { name: 'home.light.turn_off', sector: 'home', description: 'Turn a light off', input_schema: { type: 'object' } };
 let gateway: RunningGateway;
 let agent: Client;
+let wearable: string;
+let phone: string;
+/** The wearable's latest night, not scored yet (WHOOP PENDING_SCORE), and the night before, scored. */
+const pendingNight = whoopDay(NOW.getTime(), 0, { scored: false }).sleep;
+const scoredNight = whoopDay(NOW.getTime(), 1).sleep;
+/** The phone app's record of the scored night: the same night, its own minutes. */
+const phoneNight = {
+  source_id: 'phone-night-1',
+  start_at: new Date(Date.parse(scoredNight.start) + 600_000).toISOString(),
+  end_at: new Date(Date.parse(scoredNight.end) - 300_000).toISOString(),
+  in_bed_s: 28_200,
+  asleep_s: 25_800,
+};
 
 type Answer = { isError: boolean; text: string };
 /** One tool call as the agent sees it: whether it is a tool error, and the one text block. */
@@ -41,6 +58,12 @@ beforeAll(async () => {
   // A hub's action catalogue as its sync stores it on the connection row.
   const hub = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'home-assistant', displayName: 'Hub' });
   await testEnv.db.query(sql.unsafe`UPDATE connections SET actions = ${sql.jsonb([LIGHT, LIGHT_OFF])} WHERE id = ${hub}::uuid`);
+  // The wearable's nights as its connector stores them (mapped from WHOOP records), and the phone's push.
+  wearable = await insertTestConnection(testEnv.db, { sector: 'health', provider: 'whoop', displayName: 'Wearable' });
+  phone = await insertTestConnection(testEnv.db, { sector: 'health', provider: 'health-auto-export', displayName: 'Demo phone' });
+  const nights = [pendingNight, scoredNight].map((night) => sleepRecord(WhoopSleepSchema.parse(night)));
+  await upsertRecords(testEnv.db, { object: 'health.sleep_session', connectionId: wearable, source: 'whoop', records: nights });
+  await upsertRecords(testEnv.db, { object: 'health.sleep_session', connectionId: phone, source: 'health-auto-export', records: [phoneNight] });
   gateway = await startTestGateway(testEnv, {}, { now: () => NOW });
   agent = (await connectAgent(gateway.address, await createTestAgent(testEnv.db, { name: 'way-on-agent', sectors: ['finance', 'health', 'home'] }))).client;
 }, 90_000);
@@ -131,6 +154,8 @@ describe('names and limits', () => {
       { display_name: 'Demo finance', provider: 'demo', sector: 'finance' },
       { display_name: 'Demo finance (second source)', provider: 'demo', sector: 'finance' },
       { display_name: 'Demo health', provider: 'demo', sector: 'health' },
+      { display_name: 'Wearable', provider: 'whoop', sector: 'health' },
+      { display_name: 'Demo phone', provider: 'health-auto-export', sector: 'health' },
       { display_name: 'Demo home', provider: 'demo', sector: 'home' },
       { display_name: 'Hub', provider: 'home-assistant', sector: 'home' },
     ]);
@@ -152,5 +177,51 @@ describe('names and limits', () => {
     expect(agent.getInstructions()).toContain(perSector);
     const { tools } = await agent.listTools();
     expect(tools.find((tool) => tool.name === 'get_schema')?.description).toContain(perSector);
+  });
+});
+
+describe('health across sources', () => {
+  type Night = { id: string; connection_id: string; source_id: string; start_at: string; end_at: string; score: number | null; asleep_s: number | null; score_pending: boolean; duplicate_of: string | null; also_reported_by: string[] };
+  const overlaps = (a: { start_at: string; end_at: string }, b: { start_at: string; end_at: string }) => Date.parse(a.start_at) < Date.parse(b.end_at) && Date.parse(a.end_at) > Date.parse(b.start_at);
+  let demoHealth: string;
+  beforeAll(async () => {
+    const context = json(await call('describe_context', {})) as { connections: Array<{ id: string; display_name: string }> };
+    demoHealth = context.connections.find((connection) => connection.display_name === 'Demo health')?.id as string;
+  });
+
+  it('a night the wearable has not scored yet is score_pending: true, with the note saying what that means', async () => {
+    const schema = json(await call('get_schema', { sector: 'health' })) as { objects: Array<{ name: string; notes: string[]; fields: Array<{ name: string }> }> };
+    const sleep = schema.objects.find((object) => object.name === 'health.sleep_session');
+    expect(sleep?.notes).toContain(
+      'score_pending true: the wearable has reported the night but not scored it yet; its score, durations and stages are null for now, which never means no sleep. Read it again after the next sync.',
+    );
+    const { rows } = json(await call('query', { object: 'health.sleep_session', where: [{ field: 'connection_id', op: 'eq', value: wearable }], limit: 1 })) as { rows: Night[] };
+    expect(rows[0]).toMatchObject({ source_id: pendingNight.id, score_pending: true, score: null, asleep_s: null, in_bed_s: null });
+    const { rows: scored } = json(await call('query', { object: 'health.sleep_session', where: [{ field: 'source_id', op: 'eq', value: scoredNight.id }] })) as { rows: Night[] };
+    expect(scored[0]).toMatchObject({ score_pending: false, score: 91 });
+  });
+
+  it('one night reported by two sources is marked on each row with the other sources, by the documented rule', async () => {
+    const schema = json(await call('get_schema', { sector: 'health' })) as { objects: Array<{ name: string; notes: string[]; fields: Array<{ name: string; description: string }> }> };
+    const sleep = schema.objects.find((object) => object.name === 'health.sleep_session');
+    expect(sleep?.fields.find((fieldDef) => fieldDef.name === 'also_reported_by')?.description).toBe(
+      "Connection ids (as describe_context lists them) of the other sources that report this night: a row of another connection whose [start_at, end_at) overlaps this one's. Empty when this source alone reports it.",
+    );
+    expect(sleep?.notes).toContain(
+      'Which source to count: time asleep, in bed and stages from one row per night (duplicate_of is_null true; also_reported_by names the other sources); score only from the wearable (WHOOP), the one source that scores nights.',
+    );
+    const { rows } = json(await call('query', { object: 'health.sleep_session', where: [{ field: 'start_at', op: 'overlaps', value: [phoneNight.start_at, phoneNight.end_at] }], order_by: [{ field: 'connection_id', direction: 'asc' }] })) as { rows: Night[] };
+    const phoneRow = rows.find((row) => row.connection_id === phone);
+    const wearableRow = rows.find((row) => row.source_id === scoredNight.id);
+    // The demo seed's own nights are a third source; which of them overlap is worked out from the seed.
+    const demoNights = healthData(NOW.getTime()).sleep as Array<{ start_at: string; end_at: string }>;
+    const withDemo = (night: { start_at: string; end_at: string }) => (demoNights.some((demo) => overlaps(demo, night)) ? [demoHealth] : []);
+    expect(phoneRow?.also_reported_by).toEqual([...withDemo(phoneNight), wearable].sort());
+    expect(wearableRow?.also_reported_by).toEqual([...withDemo({ start_at: wearableRow?.start_at ?? '', end_at: wearableRow?.end_at ?? '' }), phone].sort());
+    // The pending night, which no other connection of ours reports but the seed may, lists at most the seed.
+    const { rows: pending } = json(await call('query', { object: 'health.sleep_session', where: [{ field: 'source_id', op: 'eq', value: pendingNight.id }] })) as { rows: Night[] };
+    expect(pending[0]?.also_reported_by).toEqual(withDemo({ start_at: pendingNight.start, end_at: pendingNight.end }));
+    // The phone's row counts only when no earlier connection reports the night.
+    expect(phoneRow?.duplicate_of).not.toBeNull();
   });
 });

@@ -8,6 +8,15 @@ import type { FieldDef } from '../sectors/index.ts';
  */
 export function computedSql(computed: NonNullable<FieldDef['computed']>): FragmentSqlToken {
   const self = (column: string) => sql.identifier([computed.table, column]);
+  if (computed.kind === 'also_reported_by') {
+    // The other connections with a row overlapping this one (of the same metric for samples), by id.
+    const sameMetric = computed.sameMetric ? sql.fragment`AND o.metric = ${self('metric')}` : sql.fragment``;
+    return sql.fragment`ARRAY(
+      SELECT DISTINCT o.connection_id::text FROM ${sql.identifier([computed.table])} AS o
+      WHERE o.connection_id <> ${self('connection_id')} ${sameMetric}
+        AND o.start_at < ${self('end_at')} AND o.end_at > ${self('start_at')}
+      ORDER BY 1)`;
+  }
   return sql.fragment`(
     SELECT o.id FROM ${sql.identifier([computed.table])} AS o
     JOIN connections AS oc ON oc.id = o.connection_id

@@ -26,7 +26,7 @@ export type FieldDef = {
   /** A column the database derives from other columns (a generated column); never written by a record. */
   generated?: boolean;
   /** Not a column: worked out when read from the object's table (see the query layer); never written. */
-  computed?: { kind: 'duplicate_of'; table: string };
+  computed?: { kind: 'duplicate_of' | 'also_reported_by'; table: string; sameMetric?: boolean };
 };
 
 /** Whether records carry this field (false for fields the database or the read derives). */
@@ -42,6 +42,21 @@ export function duplicateOfField(what: string, table: string): FieldDef {
     'string',
     `Gateway id of the same ${what} as reported by another source, which counts instead; null when this row counts. Filter duplicate_of is_null true before summing or averaging.`,
     { sortable: false, computed: { kind: 'duplicate_of', table } },
+  );
+}
+
+/**
+ * The rule that marks a row two sources report (documented for agents in the field's description): another
+ * connection's row of the same object whose span [start_at, end_at) overlaps this one's, and for samples
+ * of the same metric. The field lists those connections' ids; empty when only this source reports it.
+ */
+export function alsoReportedByField(what: string, table: string, sameMetric = false): FieldDef {
+  const metric = sameMetric ? ' of the same metric' : '';
+  return field(
+    'also_reported_by',
+    'string[]',
+    `Connection ids (as describe_context lists them) of the other sources that report this ${what}: a row of another connection${metric} whose [start_at, end_at) overlaps this one's. Empty when this source alone reports it.`,
+    { filterable: false, computed: { kind: 'also_reported_by', table, sameMetric } },
   );
 }
 

@@ -82,6 +82,8 @@ export function sleepRecord(sleep: WhoopSleep) {
     awake_s: stages ? seconds(stages.total_awake_time_milli) : null,
     efficiency_pct: sleep.score_state === 'SCORED' ? (sleep.score?.sleep_efficiency_percentage ?? null) : null,
     score: sleep.score_state === 'SCORED' ? (sleep.score?.sleep_performance_percentage ?? null) : null,
+    // Reference §3.3: a PENDING_SCORE record is updated later; its nulls are not yet known, not absent.
+    score_pending: sleep.score_state === 'PENDING_SCORE',
   };
 }
 
@@ -99,6 +101,7 @@ export function workoutRecord(workout: WhoopWorkout) {
     avg_hr: score?.average_heart_rate ?? null,
     max_hr: score?.max_heart_rate ?? null,
     strain: score?.strain ?? null,
+    score_pending: workout.score_state === 'PENDING_SCORE',
   };
 }
 
