@@ -1,7 +1,8 @@
 /**
- * `npm run audit:verify [-- --json]`: walks the audit record's hash chain against the last anchor in
- * DATA_DIR and prints where it is intact, or the first row edited, removed, inserted or out of order.
- * Exit status: 0 intact, 2 broken (1 is left to failures to run at all).
+ * `npm run audit:verify [-- --json]`: walks the audit record's hash chain with the chain key and against
+ * the last anchor, both in DATA_DIR, and prints where it is intact, or the first row edited, forged,
+ * removed, inserted or out of order; which key and anchor it used and what it proved (without the key:
+ * internal consistency only). Exit status: 0 intact, 2 broken (1 is left to failures to run at all).
  */
 import path from 'node:path';
 import { formatAuditLedgerVerification, verifyAuditLedger, type AuditLedgerVerification } from '@pcg/shared/audit';

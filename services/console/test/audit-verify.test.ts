@@ -14,6 +14,7 @@ import {
   writeAuditAnchor,
 } from '@pcg/shared/audit';
 import { loadConfig } from '@pcg/shared/config';
+import { auditChainKeyPath, loadAuditChainKey } from '@pcg/shared/crypto';
 import { sql } from '@pcg/shared/db';
 import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import { buildApp } from '../src/app.ts';
@@ -53,6 +54,7 @@ beforeEach(async () => {
   await testEnv.db.query(sql.unsafe`TRUNCATE audit_log`);
   await testEnv.db.query(sql.unsafe`UPDATE audit_chain SET head_seq = 0, head_id = NULL, head_created_at = NULL, head_hash = start_hash`);
   await rm(path.join(dataDir, AUDIT_ANCHOR_FILE), { force: true });
+  await rm(auditChainKeyPath(dataDir), { force: true });
 });
 
 describe('GET /api/audit/verify', () => {
@@ -68,6 +70,36 @@ describe('GET /api/audit/verify', () => {
     expect(await verify()).toMatchObject({ intact: true, anchorFile: 'present', anchor: { rows: 6, matched: true }, unanchoredRows: 0 });
     await testEnv.db.query(sql.unsafe`DELETE FROM audit_log WHERE chain_seq > 4`);
     expect(await verify()).toMatchObject({ intact: false, break: { kind: 'truncated', row: 5 } });
+  });
+
+  it('says which key and which anchor it used and what it proved, and never serves the key', async () => {
+    const key = await loadAuditChainKey(dataDir);
+    const row = (requestId: string) => buildAuditRow({ agentId: 'claude', tool: 'query', sector: 'mail', decision: 'allow', outcome: 'ok', requestId }).row;
+    await insertAuditRows(testEnv.db, [row('k-1'), row('k-2')], { key: key.bytes });
+    const head = await readChainHead(testEnv.db);
+    const anchor = { rows: head.seq, id: head.id, hash: head.hash, createdAt: head.createdAt, writtenAt: new Date().toISOString(), chainId: head.chainId, firstHash: head.firstHash, keyId: key.id, firstKeyedRow: 1 };
+    await writeAuditAnchor(dataDir, anchor);
+    const response = await app.inject({ method: 'GET', url: AUDIT_VERIFY_PATH, headers: { host: 'localhost' } });
+    const answer = AuditLedgerVerificationSchema.parse(response.json());
+    expect(answer).toMatchObject({
+      intact: true,
+      key: { state: 'present', id: key.id, file: auditChainKeyPath(dataDir) },
+      anchorPath: path.join(dataDir, AUDIT_ANCHOR_FILE),
+      anchor: { rows: 2, matched: true, chain: 'this', keyId: key.id },
+      firstKeyedRow: 1,
+      chainId: head.chainId,
+    });
+    expect(answer.proven).toContain(`with chain key ${key.id}`);
+    for (const secret of [key.bytes.toString('base64'), key.bytes.toString('hex')]) expect(response.body).not.toContain(secret);
+    // The rows' hashes stay unserved: not the first row's either.
+    expect(response.body).not.toContain(head.firstHash ?? 'no first hash');
+  });
+
+  it('without the chain key in DATA_DIR says it checked internal consistency only', async () => {
+    await write(3, 'a');
+    const answer = await verify();
+    expect(answer).toMatchObject({ intact: true, key: { state: 'absent', id: null } });
+    expect(answer.proven).toMatch(/^internal consistency only/);
   });
 
   it('reports a damaged anchor file and still walks the chain', async () => {

@@ -1,4 +1,5 @@
 import { api, ApiError, call, download, errorText } from './api.ts';
+import { chainVerificationLines, type ChainVerification } from './chain-verification.ts';
 import { toCsv } from './csv.ts';
 import { button, h, labelled, notice, replace, select, table, time } from './dom.ts';
 import { LEDGER_CSV_HEADERS, LEDGER_PAGE } from './texts.ts';
@@ -28,18 +29,10 @@ function decisionCell(row: AuditRow): HTMLElement {
   return h('span', { class: `decision allow ${row.outcome}` }, row.outcome === 'error' ? 'admitted, failed' : 'admitted');
 }
 
-/** The answer of `GET /api/audit/verify` that the page shows. */
-type ChainVerification = {
-  intact: boolean;
-  intactThrough: { row: number; id: number | null };
-  break: { kind: string; row: number; id: number | null; detail: string } | null;
-  unanchoredRows: number;
-  verifiedAt: string;
-};
-
 /**
  * Whether the ledger is the one that was written: the audit record's hash chain, walked on request
- * (it reads every row, so it does not run on every visit), with the last verified point.
+ * (it reads every row, so it does not run on every visit), with the last verified point, which chain
+ * key and anchor were used, and what was proven.
  */
 function chainPanel(): HTMLElement {
   const result = h('div', { class: 'chain-result', role: 'status' }, h('p', {}, 'Not verified in this visit yet.'));
@@ -49,10 +42,7 @@ function chainPanel(): HTMLElement {
     replace(result, h('p', {}, 'Verifying every row…'));
     try {
       const answer = await api<ChainVerification>('GET', '/api/audit/verify');
-      const through = answer.intactThrough.row === 0 ? 'no chained row yet' : `intact up to row ${answer.intactThrough.row} (id ${answer.intactThrough.id})`;
-      const lines: HTMLElement[] = [notice(answer.intact ? `The ledger is intact: ${through}.` : `The ledger was changed after it was written: ${through}.`, answer.intact ? 'ok' : 'error')];
-      if (answer.break) lines.push(h('p', {}, `${answer.break.kind} at row ${answer.break.row}: ${answer.break.detail}`));
-      if (answer.unanchoredRows > 0) lines.push(h('p', {}, `${answer.unanchoredRows} newest rows are not anchored outside the database yet (a cut there cannot be proven).`));
+      const lines: HTMLElement[] = chainVerificationLines(answer).map((line) => (line.tone ? notice(line.text, line.tone) : h('p', {}, line.text)));
       lines.push(h('p', {}, 'Verified at ', time(answer.verifiedAt)));
       replace(result, ...lines);
     } catch (error) {
