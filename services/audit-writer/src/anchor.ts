@@ -18,6 +18,10 @@ import type { Logger } from '@pcg/shared/logger';
 /** Logged when the writer will not anchor a head that does not descend from its last anchored head. */
 export const AUDIT_ANCHOR_REFUSED_LOG_LINE = '[audit] chain anchor refused: the head does not descend from the last anchored head';
 
+/** Logged when the chain key in DATA_DIR is not the one the last anchor was written under (a lost or replaced key). */
+export const AUDIT_CHAIN_KEY_MISMATCH_LOG_LINE =
+  '[audit] the chain key in DATA_DIR is not the one the last anchor was written under: restore audit-chain.key from the backup; until then no head can be anchored';
+
 export type AnchorKeeperDeps = {
   /** The chain's head as the writer last committed it (null before its first write). */
   head: () => ChainHead | null;
@@ -73,6 +77,9 @@ export function createAnchorKeeper(deps: AnchorKeeperDeps) {
     }
     const another = anchor !== null && !isOldFormatAnchor(anchor) && anchor.chainId !== head.chainId && (anchor.firstHash == null || anchor.firstHash !== head.firstHash);
     if (anchor !== null && another) log.warn({ anchorChainId: anchor.chainId, chainId: head.chainId }, '[audit] the chain anchor in DATA_DIR belongs to another chain; it will be replaced');
+    if (anchor !== null && !another && anchor.keyId != null && anchor.keyId !== key.id) {
+      log.error({ anchorKeyId: anchor.keyId, keyId: key.id, file: key.file }, AUDIT_CHAIN_KEY_MISMATCH_LOG_LINE);
+    }
     base = anchor !== null && !another ? baseOf(anchor) : await readChainStartBase(db);
     return base;
   }

@@ -22,7 +22,7 @@ import { AUDIT_CHAIN_KEY_FILE, auditChainKeyPath, loadAuditChainKey, type AuditC
 import { sql } from '@pcg/shared/db';
 import { z } from 'zod';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
-import { AUDIT_ANCHOR_REFUSED_LOG_LINE, createAnchorKeeper } from '../src/anchor.ts';
+import { AUDIT_ANCHOR_REFUSED_LOG_LINE, AUDIT_CHAIN_KEY_MISMATCH_LOG_LINE, createAnchorKeeper } from '../src/anchor.ts';
 import { auditWriterConfigSchema } from '../src/config.ts';
 import { startAuditWriter } from '../src/service.ts';
 import { createAuditWriter } from '../src/writer.ts';
@@ -271,5 +271,25 @@ describe('the keyed chain the audit-writer keeps', () => {
     expect(anchor).toMatchObject({ chainId: w.head()?.chainId });
     expect(capture.lines().some((line) => line.includes('belongs to another chain'))).toBe(true);
     expect(await verifyAuditChain(testEnv.db, { key, anchor })).toMatchObject({ intact: true, anchor: { chain: 'this', matched: true } });
+  });
+
+  it('says so when the chain key in DATA_DIR is not the one the last anchor was written under, and anchors nothing past rows it cannot prove', async () => {
+    const w = writer();
+    await queue(3, 'under-the-key');
+    await drain(w);
+    const good = await createAnchorKeeper({ head: w.head, db: testEnv.db, key, dataDir, log: createCapturingLogger().log, intervalMs: HOUR }).anchor();
+    await queue(2, 'not-yet-anchored');
+    await drain(w);
+    // The key file was lost and a new one generated: the rows since the last anchor carry the old key's links.
+    const elsewhere = await mkdtemp(path.join(os.tmpdir(), 'pcg-new-key-'));
+    const replaced = await loadAuditChainKey(elsewhere);
+    await rm(elsewhere, { recursive: true, force: true });
+    const capture = createCapturingLogger();
+    const keeper = createAnchorKeeper({ head: w.head, db: testEnv.db, key: replaced, dataDir, log: capture.log, intervalMs: HOUR });
+    expect(await keeper.anchor()).toBeNull();
+    const lines = capture.lines().map((line) => JSON.parse(line) as { msg: string; anchorKeyId?: string; keyId?: string });
+    expect(lines.find((line) => line.msg === AUDIT_CHAIN_KEY_MISMATCH_LOG_LINE)).toMatchObject({ anchorKeyId: key.id, keyId: replaced.id });
+    expect(lines.some((line) => line.msg === AUDIT_ANCHOR_REFUSED_LOG_LINE)).toBe(true);
+    expect(await readAuditAnchor(dataDir)).toEqual(good);
   });
 });
