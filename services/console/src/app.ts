@@ -111,7 +111,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerAuditVerifyRoute(app, { verifier });
   registerMirrorRoutes(app, { reads, resolveAuthorization });
   registerOperatorReadRoutes(app, { reads });
-  registerExportRoutes(app, { exports: createExportService({ reads, audit, now }) });
+  registerExportRoutes(app, { exports: createExportService({ engine: createQueryEngine({ db }), audit, now }) });
   registerProviderRoutes(app, { db });
   registerSignInRoutes(app, { db });
   registerWebRoutes(app, { assets: loadWebAssets() });
