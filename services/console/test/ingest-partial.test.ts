@@ -129,7 +129,7 @@ describe("a push of the health app's export with bad points", () => {
       skipped: 3,
       rejected: [
         { record: 'data.metrics[0].data[1]', field: 'start_at', error: PG_VALUE_RULES.instant },
-        { record: 'data.metrics[0].data[2]', field: 'source_id', error: PG_VALUE_RULES.text },
+        { record: 'data.metrics[0].data[2]', field: 'device', error: PG_VALUE_RULES.text },
         { record: 'data.workouts[0]', field: 'start_at', error: PG_VALUE_RULES.instant },
       ],
     });
