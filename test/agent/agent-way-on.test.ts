@@ -224,4 +224,27 @@ describe('health across sources', () => {
     // The phone's row counts only when no earlier connection reports the night.
     expect(phoneRow?.duplicate_of).not.toBeNull();
   });
+
+  it('a sample two sources report for the same metric is marked; another metric over the same hour is not', async () => {
+    const hour = { start_at: '2026-11-18T07:00:00.000Z', end_at: '2026-11-18T08:00:00.000Z' };
+    await upsertRecords(testEnv.db, { object: 'health.sample', connectionId: wearable, source: 'whoop', records: [{ source_id: 'w-rhr', metric: 'resting_heart_rate', value: 52, unit: 'count/min', ...hour }] });
+    await upsertRecords(testEnv.db, {
+      object: 'health.sample',
+      connectionId: phone,
+      source: 'health-auto-export',
+      records: [
+        { source_id: 'p-rhr', metric: 'resting_heart_rate', value: 54, unit: 'count/min', start_at: '2026-11-18T07:30:00.000Z', end_at: '2026-11-18T07:31:00.000Z' },
+        { source_id: 'p-odd', metric: 'walking_asymmetry', value: 2, unit: '%', ...hour },
+      ],
+    });
+    const { rows } = json(await call('query', { object: 'health.sample', where: [{ field: 'source_id', op: 'in', value: ['w-rhr', 'p-rhr', 'p-odd'] }], select: ['source_id', 'also_reported_by'], order_by: [{ field: 'source_id', direction: 'asc' }] })) as { rows: Array<{ source_id: string; also_reported_by: string[] }> };
+    // The seed's own samples of these metrics over that hour, worked out from the seed.
+    const seedSamples = healthData(NOW.getTime()).samples as Array<{ metric: string; start_at: string; end_at: string }>;
+    const seeded = (metric: string, span: { start_at: string; end_at: string }) => (seedSamples.some((sample) => sample.metric === metric && overlaps(sample, span)) ? [demoHealth] : []);
+    expect(rows.map(({ source_id, also_reported_by }) => [source_id, also_reported_by])).toEqual([
+      ['p-odd', seeded('walking_asymmetry', hour)],
+      ['p-rhr', [...seeded('resting_heart_rate', { start_at: '2026-11-18T07:30:00.000Z', end_at: '2026-11-18T07:31:00.000Z' }), wearable].sort()],
+      ['w-rhr', [...seeded('resting_heart_rate', hour), phone].sort()],
+    ]);
+  });
 });
