@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AUDIT_QUEUE_KEY, auditProducerKey, createAuditProducer, readAuditDrops, type AuditDropCounts } from '@pcg/shared/audit';
 import { sql } from '@pcg/shared/db';
+import { createRedis } from '@pcg/shared/redis';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { z } from 'zod';
 import { loadSequenceMarks } from '../src/sequence-marks.ts';
@@ -112,6 +113,29 @@ describe('the audit spool (design 8.4)', () => {
     await producer.drain();
     expect(await requestIds()).toEqual(ids('idle', 20));
     expect(totalDrops(await readAuditDrops(testEnv.db))).toBe(0);
+  });
+
+  it('a loss counted while Postgres was away is stored by the next producer of the data folder when the one that counted it stopped first', async () => {
+    const away = createRedis({ REDIS_URL: 'redis://127.0.0.1:1', REDIS_PREFIX: testEnv.redisPrefix }, 'commands');
+    away.on('error', () => {});
+    const postgresAway = { query: () => Promise.reject(new Error('connect ECONNREFUSED')) } as unknown as typeof testEnv.db;
+    try {
+      const first = createAuditProducer({ redis: away, db: postgresAway, source: 'gateway', settings: { AUDIT_QUEUE_CAPACITY: 100, AUDIT_BUFFER_CAPACITY: 2 }, log: createCapturingLogger().log, spoolDir: dataDir });
+      const results = [1, 2, 3].map((index) => first.enqueue({ agentId: 'claude', tool: 'query', sector: 'finance', decision: 'allow', outcome: 'ok', requestId: `full-${index}` }));
+      // It stops with Redis and Postgres away: the rows stay in the spool, the count beside it.
+      await first.drain({ timeoutMs: 100 });
+      expect(await Promise.all(results)).toEqual(['spooled', 'spooled', 'failed']);
+    } finally {
+      away.disconnect();
+    }
+    expect(await readAuditDrops(testEnv.db)).toMatchObject({ bufferOverflow: 0 });
+    const { producer } = writerAndProducer();
+    const flushing = await writer();
+    await waitFor(async () => ((await flushing.flush(), (await requestIds()).length >= 2) ? true : undefined), 10_000, 'the two spooled rows written');
+    await producer.drain();
+    expect(await requestIds()).toEqual(ids('full', 2));
+    expect(await readAuditDrops(testEnv.db)).toMatchObject({ bufferOverflow: 1 });
+    expect(totalDrops(await readAuditDrops(testEnv.db))).toBe(1);
   });
 
   it('rows the full queue refused are counted once and not sent again by the next producer', async () => {

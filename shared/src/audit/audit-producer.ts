@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { sql, type DatabasePool } from '../db/index.ts';
 import type { Logger } from '../logger/index.ts';
 import type { Redis } from '../redis/index.ts';
-import { createDropLedger, type AuditDropReason } from './audit-drops.ts';
+import { AUDIT_DROP_REASONS, createDropLedger, type AuditDropReason } from './audit-drops.ts';
 import { buildAuditRow } from './audit-fns.ts';
 import { auditEntry, pushAuditEntries, readAuditProducerMark } from './audit-queue.ts';
 import { openAuditSpool, type AuditSpool } from './audit-spool.ts';
@@ -121,13 +121,37 @@ export function createAuditProducer({ redis, db, source = 'producer', settings, 
   let spoolFailing = false;
   let persistTimer: NodeJS.Timeout | undefined;
 
+  /** With a spool, the counts not yet in Postgres are also on disk: a kill before they are stored loses none. */
+  function saveDrops(): void {
+    if (!spool || !drops) return;
+    try {
+      const pending = Object.entries(drops.pending()) as Array<[AuditDropReason, number]>;
+      spool.saveDrops(Object.fromEntries(pending.map(([key, rows]) => [AUDIT_DROP_REASONS[key], rows])));
+    } catch (error) {
+      log.error({ err: error }, '[audit] could not keep the audit drop counts beside the spool');
+    }
+  }
+
+  async function persistDrops(): Promise<void> {
+    await drops?.persist();
+    saveDrops();
+  }
+
   function dropped(reason: AuditDropReason, rows: number): void {
     if (!drops || rows === 0) return;
     drops.add(reason, rows);
+    saveDrops();
     persistTimer ??= setTimeout(() => {
       persistTimer = undefined;
-      void drops.persist();
+      void persistDrops();
     }, PERSIST_DROPS_MS).unref();
+  }
+  if (spool && drops) {
+    // Counted by the process before this one, which stopped before Postgres took them.
+    for (const [key, reason] of Object.entries(AUDIT_DROP_REASONS) as Array<[AuditDropReason, string]>) {
+      const rows = spool.unstoredDrops[reason] ?? 0;
+      if (rows > 0) dropped(key, rows);
+    }
   }
   if (spool && spool.unreadable > 0) {
     log.error({ dropped: spool.unreadable }, '[audit] unreadable audit spool lines — dropped');
@@ -361,10 +385,6 @@ export function createAuditProducer({ redis, db, source = 'producer', settings, 
       if (left.length > 0) log.warn({ held: left.length }, '[audit] Redis still away at shutdown — rows kept in the audit spool for the next start');
       for (const row of left) settle(row, 'spooled');
       compact();
-      spool.close();
-      spool = undefined;
-      held = [];
-      sendFrom = 0;
     } else {
       held = [];
       if (left.length > 0) {
@@ -376,7 +396,13 @@ export function createAuditProducer({ redis, db, source = 'producer', settings, 
     }
     clearTimeout(persistTimer);
     persistTimer = undefined;
-    await drops?.persist();
+    await persistDrops();
+    if (spool) {
+      spool.close();
+      spool = undefined;
+      held = [];
+      sendFrom = 0;
+    }
   }
 
   if (held.length > 0) startPump();

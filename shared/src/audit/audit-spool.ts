@@ -19,6 +19,13 @@ export type AuditSpool = {
   readonly left: ReadonlyArray<{ seq: number; entry: string }>;
   /** Highest sequence number ever given up unwritten (evicted from a full spool); 0 if none. */
   readonly evicted: number;
+  /** Losses an earlier process counted and had not stored in Postgres when it stopped, by reason. */
+  readonly unstoredDrops: Record<string, number>;
+  /**
+   * Keeps the losses counted and not yet stored in Postgres beside the spool (`<source>.drops`), so a
+   * process that dies before Postgres takes them leaves them to the next one.
+   */
+  saveDrops(counts: Record<string, number>): void;
   /** Appends one entry; throws when the disk does not take it. */
   append(entry: string): void;
   /** Notes sequence numbers Redis refused (spec 8: dropped, never sent again). */
@@ -115,6 +122,13 @@ export function openAuditSpool(dir: string, source: string): (AuditSpool & { unr
   if (openHere.has(file) || !takeLock(`${file}.lock`)) return undefined;
   openHere.add(file);
   const loaded = load(file, source);
+  const dropsFile = `${file.slice(0, -'.jsonl'.length)}.drops`;
+  let unstoredDrops: Record<string, number> = {};
+  try {
+    unstoredDrops = z.record(z.string(), z.number().int().nonnegative()).catch({}).parse(JSON.parse(readFileSync(dropsFile, 'utf8')));
+  } catch {
+    // None left, or a file cut short: nothing to carry over.
+  }
   let fd = -1;
   const spool: AuditSpool & { unreadable: number } = {
     producerId: loaded.producerId,
@@ -122,6 +136,12 @@ export function openAuditSpool(dir: string, source: string): (AuditSpool & { unr
     left: loaded.left,
     evicted: loaded.evicted,
     unreadable: loaded.unreadable,
+    unstoredDrops,
+    saveDrops(counts) {
+      const pending = Object.fromEntries(Object.entries(counts).filter(([, rows]) => rows > 0));
+      if (Object.keys(pending).length === 0) rmSync(dropsFile, { force: true });
+      else writeFileSync(dropsFile, JSON.stringify(pending), { mode: 0o600 });
+    },
     append(entry) {
       writeSync(fd, `${entry}\n`);
     },
