@@ -17,6 +17,8 @@ import { writeAuditAnchor, type AuditAnchor } from './audit-anchor.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
 
 const testEnv = useTestEnvironment();
+/** A second database, as a test stack or a new DATABASE_URL would be, used with the same DATA_DIR. */
+const otherEnv = useTestEnvironment();
 /** The chain key, as the audit-writer keeps it: outside the database. */
 const keyBytes = randomBytes(32);
 const key = { bytes: keyBytes, id: auditChainKeyId(keyBytes) };
@@ -150,6 +152,17 @@ describe('the keyed chain, with the key outside the database', () => {
     const other: AuditAnchor = { ...(await anchorNow()), rows: 40, chainId: randomUUID(), firstHash: randomBytes(32).toString('hex'), hash: randomBytes(32).toString('hex') };
     const report = await verifyAuditChain(testEnv.db, { key, anchor: other });
     expect(report).toMatchObject({ intact: false, intactThrough: { row: 8 }, break: { kind: 'another_chain' }, anchor: { chain: 'another', matched: null } });
+    expect(report.break?.detail).toContain('this anchor belongs to another chain');
+  });
+
+  it('reports the anchor a second database left in the same DATA_DIR as belonging to another chain', async () => {
+    for (const prefix of ['a', 'b']) await writeKeyed(prefix);
+    // The other database's writer, with the same key, wrote more rows and anchored its head.
+    for (const prefix of ['x', 'y', 'z']) await insertAuditRows(otherEnv.db, rows(4, prefix), { key: key.bytes });
+    const otherHead = await readChainHead(otherEnv.db);
+    const theirs: AuditAnchor = { ...otherHead, rows: otherHead.seq, writtenAt: new Date().toISOString(), keyId: key.id, firstKeyedRow: 1, databaseSystemId: null };
+    const report = await verifyAuditChain(testEnv.db, { key, anchor: theirs });
+    expect(report).toMatchObject({ intact: false, intactThrough: { row: 8 }, break: { kind: 'another_chain', row: 0 }, anchor: { chain: 'another' } });
     expect(report.break?.detail).toContain('this anchor belongs to another chain');
   });
 

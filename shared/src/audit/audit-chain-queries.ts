@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { sql, type DatabasePool } from '../db/index.ts';
 import { chainLink, type ChainedRowContent } from './audit-chain-fns.ts';
@@ -119,15 +120,17 @@ export async function insertChainedAuditRows(
       ${text((row) => row.outcome)},
       ${text((row) => row.requestId)},
       ${createdAt}::timestamptz`);
-  // A head at place 0 is an empty chain: this batch's first row is the chain's first row.
+  // A head at place 0 is an empty chain: this batch's first row is the chain's first row, and the chain
+  // gets its id now, so databases cloned from one empty template (or migrated alike) do not share one.
   const first = head.seq === 0 ? (hashes[0]?.toString('hex') ?? null) : null;
   const firstHash = first ?? head.firstHash;
-  const next: ChainHead = { seq: head.seq + rows.length, id: ids.at(-1) ?? null, hash: previous, createdAt, chainId: head.chainId, firstHash };
+  const chainId = head.seq === 0 ? randomUUID() : head.chainId;
+  const next: ChainHead = { seq: head.seq + rows.length, id: ids.at(-1) ?? null, hash: previous, createdAt, chainId, firstHash };
   await tx.query(sql.unsafe`
     UPDATE audit_chain
     SET head_seq = ${next.seq}, head_id = ${next.id}, head_hash = decode(${next.hash}, 'hex'),
         head_created_at = ${createdAt}::timestamptz, updated_at = now(),
-        first_hash = coalesce(decode(${first}::text, 'hex'), first_hash),
+        chain_id = ${chainId}, first_hash = coalesce(decode(${first}::text, 'hex'), first_hash),
         first_keyed_seq = ${head.seq === 0 ? (key === null ? null : 1) : sql.fragment`coalesce(first_keyed_seq, ${key === null ? null : head.seq + 1}::int8)`}`);
   return { written: result.rowCount, head: next };
 }
