@@ -54,10 +54,11 @@ export const mirrorSurface: Surface = {
   },
   check(stack, request, answer) {
     const sent = request.headers.authorization;
-    // A path that is not valid UTF-8 once decoded is refused by the router before any route (400).
-    if (!decodesAsUtf8(request.path)) return answer.status === 400 ? [] : ['a path that is not UTF-8 is a 400'];
+    // Spec 5: the key is checked first, even for a path that does not decode.
     if (sent === undefined || /^Bearer $|^Basic /.test(sent)) return answer.status === 401 ? [] : ['spec 5: the mirror answers 401 for a missing or malformed key'];
     if (!sent.toLowerCase().endsWith(` ${stack.agentKey.toLowerCase()}`)) return answer.status === 403 || answer.status === 401 ? [] : ['spec 5: the mirror answers 403 for a refused key'];
+    // With a standing key, a path that is not valid UTF-8 once decoded is refused before any route (400).
+    if (!decodesAsUtf8(request.path)) return answer.status === 400 ? [] : ['a path that is not UTF-8 is a 400'];
     return [];
   },
 };
