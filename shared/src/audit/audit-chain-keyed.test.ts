@@ -220,7 +220,7 @@ describe('verifyAuditLedger: which key, which anchor, what was proven', () => {
     await writeAuditAnchor(dataDir, anchor);
     const result = await verifyAuditLedger(testEnv.db, { dataDir });
     expect(result).toMatchObject({ intact: true, key: { state: 'present', id: inDataDir.id }, firstKeyedRow: 1, anchor: { rows: 4, matched: true, chain: 'this' } });
-    expect(result.proven).toContain(`with chain key ${inDataDir.id}`);
+    expect(result.proven).toContain(`with chain key ${inDataDir.id}: every edit, insertion, deletion, reorder and forged append up to the anchor's row 4`);
     const served = JSON.stringify(result);
     expect(served).not.toContain(inDataDir.bytes.toString('base64'));
     expect(served).not.toContain(inDataDir.bytes.toString('hex'));

@@ -41,10 +41,17 @@ export type VerifyAuditLedgerOptions = {
 };
 
 /** What a walk proved, in one sentence an operator can act on. */
-export function provenBy(report: Pick<AuditChainReport, 'keyId' | 'firstKeyedRow' | 'uncheckedRows' | 'intactThrough'>, keyState: 'present' | 'absent' | 'unreadable'): string {
+export function provenBy(
+  report: Pick<AuditChainReport, 'keyId' | 'firstKeyedRow' | 'uncheckedRows' | 'intactThrough' | 'anchor'>,
+  keyState: 'present' | 'absent' | 'unreadable',
+): string {
   if (report.keyId !== null) {
     const old = report.firstKeyedRow === null ? 'every row is of the old, unkeyed chain' : report.firstKeyedRow > 1 ? `rows before ${report.firstKeyedRow} are of the old, unkeyed chain` : null;
-    return `with chain key ${report.keyId}: every edit, insertion, deletion, reorder and forged append up to the last anchor${old ? `; ${old} (checked as written, without the key)` : ''}`;
+    const reach =
+      report.anchor?.matched === true
+        ? `every edit, insertion, deletion, reorder and forged append up to the anchor's row ${report.anchor.rows}; rows after it are covered from the next anchor on`
+        : 'every edit, insertion, reorder and forged append among the rows read; with no anchor of this chain reached, a cut of the newest rows with the head record rewound cannot be proven';
+    return `with chain key ${report.keyId}: ${reach}${old ? `; ${old} (checked as written, without the key)` : ''}`;
   }
   const why = keyState === 'unreadable' ? 'the chain key file is damaged' : 'there is no chain key in DATA_DIR';
   return `internal consistency only (${why}): places, order, the head record and the anchor were checked${report.uncheckedRows > 0 ? `; the content of ${report.uncheckedRows} keyed rows could not be` : ''}`;
