@@ -138,7 +138,7 @@ describe('the audit spool (design 8.4)', () => {
     expect(totalDrops(await readAuditDrops(testEnv.db))).toBe(1);
   });
 
-  it('rows the full queue refused are counted once and not sent again by the next producer', async () => {
+  it('rows the full queue refused are counted once, as queue_overflow and not again as lost with Redis, and not sent again by the next producer', async () => {
     const { log } = createCapturingLogger();
     const producer = createAuditProducer({ redis: testEnv.redis, db: testEnv.db, source: 'gateway', settings: { AUDIT_QUEUE_CAPACITY: 3 }, log, spoolDir: dataDir });
     const results = await Promise.all(Array.from({ length: 5 }, (_, index) => producer.enqueue({ agentId: 'claude', tool: 'query', sector: 'finance', decision: 'allow', outcome: 'ok', requestId: `cap-${index + 1}` })));
@@ -146,10 +146,12 @@ describe('the audit spool (design 8.4)', () => {
     await producer.drain();
     const next = writerAndProducer().producer;
     const flushing = await writer();
-    await flushing.flush();
+    await waitFor(async () => ((await flushing.flush(), (await requestIds()).length >= 3) ? true : undefined), 10_000, 'the queued rows written');
+    // The next row's number is 6: the writer must not count 4 and 5 as lost with Redis, they were refused.
+    expect(await next.enqueue({ agentId: 'claude', tool: 'query', sector: 'finance', decision: 'allow', outcome: 'ok', requestId: 'cap-6' })).toBe('queued');
     await next.drain();
     await flushing.flush();
-    expect(await requestIds()).toEqual(ids('cap', 3));
+    expect(await requestIds()).toEqual([...ids('cap', 3), 'cap-6']);
     expect(await readAuditDrops(testEnv.db)).toMatchObject({ queueOverflow: 2, lostWithRedis: 0 });
   });
 });
