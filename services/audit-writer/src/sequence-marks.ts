@@ -5,7 +5,7 @@ type Entry = { producer?: string | undefined; seq?: number | undefined; after?: 
 
 const MarkRowSchema = z.object({ producer_id: z.string(), max_seq: z.number() });
 
-/** Every producer's mark, read once when the writer starts (one row per producer process start). */
+/** Every producer's mark, read once when the writer starts (one row per spool, and one per start of a producer without one). */
 export async function loadSequenceMarks(db: Pick<DatabasePool, 'any'>): Promise<Map<string, number>> {
   const rows = await db.any(sql.type(MarkRowSchema)`SELECT producer_id, max_seq FROM audit_producer_marks`);
   return new Map(rows.map((row) => [row.producer_id, row.max_seq]));
