@@ -12,10 +12,15 @@ import { pageSql } from './query-sql.ts';
 // sorts when no index gives the order: a Sort node in the plan means the index does not serve it.
 const testEnv = useTestEnvironment();
 
-type PlanNode = { 'Node Type': string; 'Index Name'?: string; 'Relation Name'?: string; Plans?: PlanNode[] };
+type PlanNode = { 'Node Type': string; 'Index Name'?: string; 'Relation Name'?: string; 'Parent Relationship'?: string; Plans?: PlanNode[] };
 
 function nodesOf(node: PlanNode): PlanNode[] {
   return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+}
+
+/** The plan of the page itself: a computed field's per-row subquery (also_reported_by sorts its few ids) is not the page's order. */
+function pageNodesOf(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).filter((child) => child['Parent Relationship'] !== 'SubPlan').flatMap(pageNodesOf)];
 }
 
 async function pagePlan(input: Record<string, unknown>): Promise<PlanNode[]> {
@@ -35,7 +40,7 @@ describe('pages in the natural order are read off the order index, with no sort'
     ['mail.message', 'mail_messages_received_idx'],
     ['calendar.event', 'calendar_events_start_idx'],
   ])('%s', async (object, index) => {
-    const nodes = await pagePlan({ object, limit: 20 });
+    const nodes = pageNodesOf((await pagePlan({ object, limit: 20 }))[0] as PlanNode);
     expect(nodes.map((node) => node['Node Type'])).not.toContain('Sort');
     expect(nodes.map((node) => node['Node Type'])).not.toContain('Incremental Sort');
     expect(nodes.map((node) => node['Index Name'])).toContain(index);
