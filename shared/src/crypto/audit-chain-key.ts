@@ -1,7 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../logger/index.ts';
+import { createKeyFileOnce } from './key-file.ts';
 
 /** The file in `DATA_DIR` holding the key each audit chain link is keyed with (design 8.4). */
 export const AUDIT_CHAIN_KEY_FILE = 'audit-chain.key';
@@ -63,18 +64,7 @@ export async function loadAuditChainKey(dataDir: string, log?: Logger): Promise<
   const existing = await readAuditChainKey(dataDir, log);
   if (existing) return existing;
   const file = auditChainKeyPath(dataDir);
-  const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const aside = path.join(dir, `.${AUDIT_CHAIN_KEY_FILE}.${process.pid}.${randomBytes(4).toString('hex')}`);
-  await writeFile(aside, `${randomBytes(KEY_BYTES).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-  try {
-    await link(aside, file);
-    log?.info({ file }, 'generated a new audit chain key; back it up with the credentials key and the database');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    await rm(aside, { force: true });
-  }
+  if (await createKeyFileOnce(file, KEY_BYTES)) log?.info({ file }, 'generated a new audit chain key; back it up with the credentials key and the database');
   const created = await readAuditChainKey(dataDir, log);
   if (!created) throw new Error(`could not create ${file}`);
   return created;

@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../logger/index.ts';
 import { CREDENTIALS_KEY_BYTES } from './credentials-cipher.ts';
+import { createKeyFileOnce } from './key-file.ts';
 
 const KEY_FILE = 'credentials.key';
 
@@ -40,17 +40,7 @@ export async function loadCredentialsKey(settings: CredentialsSettings, log?: Lo
   const existing = await readKeyFile(file, log);
   if (existing) return existing;
 
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const aside = path.join(dir, `.${KEY_FILE}.${process.pid}.${randomBytes(4).toString('hex')}`);
-  await writeFile(aside, `${randomBytes(CREDENTIALS_KEY_BYTES).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-  try {
-    await link(aside, file);
-    log?.info({ file }, 'generated a new credentials key; back it up with the database');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    await rm(aside, { force: true });
-  }
+  if (await createKeyFileOnce(file, CREDENTIALS_KEY_BYTES)) log?.info({ file }, 'generated a new credentials key; back it up with the database');
   const created = await readKeyFile(file, log);
   if (!created) throw new Error(`could not create ${file}`);
   return created;
