@@ -9,6 +9,7 @@ import { launchStack, type LaunchedStack } from '../e2e/launched-stack.ts';
 import { allStarted } from '../support/all-started.ts';
 import { startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from '../support/own-stores.ts';
 import { servicePid } from './stack-processes.ts';
+import { auditDroppedIn, auditWrittenIn, type AuditReading } from './audit-counts.ts';
 import { startSteadyLoad, type SteadyLoad } from './steady-load.ts';
 
 /**
@@ -28,20 +29,9 @@ let stack: LaunchedStack;
 let load: SteadyLoad;
 const measured: string[] = [];
 
-async function countRows(query: string): Promise<number> {
-  const client = new pg.Client({ connectionString: postgres.databaseUrl });
-  await client.connect();
-  try {
-    return Number((await client.query<{ n: string }>(query)).rows[0]?.n ?? 0);
-  } finally {
-    await client.end();
-  }
-}
+const auditWritten = () => auditWrittenIn(postgres.databaseUrl);
+const auditDropped = () => auditDroppedIn(postgres.databaseUrl);
 
-const auditWritten = () => countRows('SELECT count(*) AS n FROM audit_log');
-const auditDropped = () => countRows('SELECT coalesce(sum(rows), 0) AS n FROM audit_drops');
-
-type AuditReading = { produced: number; written: number; dropped: number };
 const auditReading = async (): Promise<AuditReading> => ({ produced: load.answered(), written: await auditWritten(), dropped: await auditDropped() });
 
 /**

@@ -1,7 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Queue } from 'bullmq';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '@pcg/shared/db';
 import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/testkit/doubles';
@@ -14,6 +13,7 @@ import { launchStack, type LaunchedStack } from '../e2e/launched-stack.ts';
 import { allStarted } from '../support/all-started.ts';
 import { startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from '../support/own-stores.ts';
 import { servicePid } from './stack-processes.ts';
+import { auditDroppedIn, auditWrittenIn, countRows as countRowsIn, type AuditReading } from './audit-counts.ts';
 import { startSteadyLoad, type SteadyLoad } from './steady-load.ts';
 
 /**
@@ -75,21 +75,11 @@ async function sessionEnd(sessionId: string, key: string): Promise<number> {
   }, 10_000, 'the session to end');
 }
 
-async function countRows(query: string): Promise<number> {
-  const client = new pg.Client({ connectionString: postgres.databaseUrl });
-  await client.connect();
-  try {
-    return Number((await client.query<{ n: string }>(query)).rows[0]?.n ?? 0);
-  } finally {
-    await client.end();
-  }
-}
-
-const auditWritten = () => countRows('SELECT count(*) AS n FROM audit_log');
-const auditDropped = () => countRows('SELECT coalesce(sum(rows), 0) AS n FROM audit_drops');
+const countRows = (query: string) => countRowsIn(postgres.databaseUrl, query);
+const auditWritten = () => auditWrittenIn(postgres.databaseUrl);
+const auditDropped = () => auditDroppedIn(postgres.databaseUrl);
 const produced = () => load.answered() + extraAnswered.count;
 
-type AuditReading = { produced: number; written: number; dropped: number };
 
 async function auditReading(): Promise<AuditReading> {
   return { produced: produced(), written: await auditWritten(), dropped: await auditDropped() };
