@@ -51,6 +51,15 @@ export const originPolicyConfig = z.object({
   ),
 });
 
+/** Design 8.1: the stateless MCP revision (2026-07-28) on /mcp beside the specification's sessions. */
+export const modernEraConfig = z.object({
+  /**
+   * Serve requests that declare MCP revision 2026-07-28 (no `initialize`, no session). `false` answers them
+   * as spec 7 answers any request without a session (400 -32000 `Missing or invalid Mcp-Session-Id`). Default true.
+   */
+  MCP_MODERN_ERA: z.enum(['true', 'false'], { error: "must be 'true' or 'false'" }).default('true').transform((value) => value === 'true'),
+});
+
 export const gatewayConfigSchema = logConfig.extend({
   ...dbConfig.shape,
   ...redisConfig.shape,
@@ -60,6 +69,7 @@ export const gatewayConfigSchema = logConfig.extend({
   ...liveConfig.shape,
   ...bridgeConfig.shape,
   ...originPolicyConfig.shape,
+  ...modernEraConfig.shape,
   ...metricsConfig.shape,
   // The audit producer's spool (design 8.4).
   ...dataDirConfig.shape,
