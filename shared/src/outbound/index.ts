@@ -1,0 +1,5 @@
+export * from './address-refused-error.ts';
+export * from './refused-addresses.ts';
+export * from './address-policy.ts';
+export * from './outbound-fetch.ts';
+export * from './outbound.ts';
