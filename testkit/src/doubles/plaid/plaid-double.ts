@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { checkPlaidRequest, plaidDescribes, plaidMissingFields, plaidUnknownFields, warmPlaidRequestSchemas } from './openapi/plaid-openapi.ts';
 import { demoAggregatorItem, type AggregatorAccount, type AggregatorItemSeed, type AggregatorTransaction } from './plaid-fixtures.ts';
 
 /**
@@ -16,6 +17,14 @@ import { demoAggregatorItem, type AggregatorAccount, type AggregatorItemSeed, ty
  * cleared by a link in update mode) and to be rate limited per item (429 `RATE_LIMIT_EXCEEDED`).
  * `/item/remove` removes an item: its access token is then refused by every endpoint (`ITEM_NOT_FOUND`),
  * and a second removal, or one with a token the double never issued, answers `ITEM_NOT_FOUND` too.
+ *
+ * Sources, cited at each behaviour: [PL-OAS] is Plaid's OpenAPI file kept beside this double
+ * (openapi/2020-09-14.trimmed.yml, see its README); [PL-ERR-*] are Plaid's error pages
+ * (https://plaid.com/docs/errors/<page>/), whose sample bodies give each error's type, code, HTTP status and
+ * message; "providers.md §1.x" is the project's offline reference. A behaviour they do not settle is marked
+ * `guess:` with why. Every request body of an operation the OpenAPI file describes is checked against its
+ * request schema before it is served: unknown fields, missing required fields and malformed ones are refused
+ * as Plaid's Invalid Request errors page says.
  */
 
 export type AggregatorRequest = {
@@ -28,6 +37,11 @@ export type AggregatorRequest = {
   updateMode: boolean;
   /** HTTP status of the answer. */
   status: number;
+  /** The request body as sent (null when it was not a JSON object), and the `Plaid-Version` header. */
+  body: Record<string, unknown> | null;
+  plaidVersion: string | null;
+  /** The JSON body the double answered with. */
+  answer: unknown;
 };
 
 type TrackedTransaction = { tx: AggregatorTransaction; createdSeq: number; modifiedSeq: number };
@@ -62,7 +76,40 @@ type LinkSession = {
   products: string[];
   finishedAt: string | null;
   publicToken: string | null;
+  /** What `/link/token/get` reports of the link's creation ([PL-OAS] LinkTokenGetResponse, LinkTokenGetMetadataResponse). */
+  createdAt: string;
+  expiration: string;
+  metadata: { initial_products: string[]; webhook: string | null; country_codes: string[]; language: string | null; redirect_uri: string | null; client_name: string | null };
 };
+
+/**
+ * Answers in the shapes [PL-OAS] requires: its Transaction, Security and InvestmentAccountBalance list fields
+ * as required that are null for most banks (location, payment_meta, datetimes, identifiers, classifications).
+ * The fixtures give what a test cares about; the rest is filled with the nulls Plaid sends when it has nothing.
+ * guess: `is_cash_equivalent` true exactly for the `cash` type (the file describes it as "cash or cash equivalent").
+ */
+const NO_LOCATION = { address: null, city: null, region: null, postal_code: null, country: null, lat: null, lon: null, store_number: null };
+const NO_PAYMENT_META = { reference_number: null, ppd_id: null, payee: null, by_order_of: null, payer: null, payment_method: null, payment_processor: null, reason: null };
+const transactionView = (tx: AggregatorTransaction) => ({ account_owner: null, location: NO_LOCATION, payment_meta: NO_PAYMENT_META, datetime: null, authorized_datetime: null, transaction_code: null, ...tx });
+const securityView = (security: AggregatorItemSeed['securities'][number]) => ({
+  cusip: null,
+  sedol: null,
+  isin: null,
+  institution_security_id: null,
+  institution_id: null,
+  proxy_security_id: null,
+  is_cash_equivalent: security.type === 'cash',
+  close_price_as_of: null,
+  unofficial_currency_code: null,
+  market_identifier_code: null,
+  sector: null,
+  industry: null,
+  cfi_code: null,
+  option_contract: null,
+  fixed_income: null,
+  ...security,
+});
+const investmentAccountView = (account: AggregatorAccount) => ({ ...account, balances: { margin_loan_amount: null, ...account.balances } });
 
 export type PlaidDoubleOptions = {
   clientId?: string;
@@ -109,6 +156,7 @@ const PERSON_ERRORS = {
 } satisfies Record<string, ItemError>;
 export type PersonItemError = keyof typeof PERSON_ERRORS;
 
+/** [PL-ERR-rate-limit-exceeded]: each endpoint's own code, HTTP 429, the same message; providers.md §1.7. */
 const RATE_CODES: Record<string, string> = {
   '/accounts/get': 'ACCOUNTS_LIMIT',
   '/item/get': 'ITEM_GET_LIMIT',
@@ -129,7 +177,10 @@ class PlaidFailure extends Error {
 }
 
 const fail = (status: number, error_type: string, error_code: string, error_message: string) => new PlaidFailure(status, { error_type, error_code, error_message, display_message: null });
-const itemNotFound = () => fail(400, 'ITEM_ERROR', 'ITEM_NOT_FOUND', 'the Item you requested cannot be found. This Item does not exist, has been previously removed via /item/remove, or has had access removed by the user.');
+/** [PL-ERR-item] ITEM_NOT_FOUND: HTTP 400, the page's message. */
+const itemNotFound = () => fail(400, 'ITEM_ERROR', 'ITEM_NOT_FOUND', 'The Item you requested cannot be found. This Item does not exist, has been previously removed via /item/remove, or has had access removed by the user.');
+/** [PL-ERR-invalid-request]: every Invalid Request error is HTTP 400 with `error_type` INVALID_REQUEST. */
+const invalidRequest = (error_code: string, error_message: string) => fail(400, 'INVALID_REQUEST', error_code, error_message);
 
 export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
   const clientId = options.clientId ?? `client-${randomBytes(6).toString('hex')}`;
@@ -147,34 +198,71 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
   /** `nextSeed`: what the next item links instead of the default seed (once). */
   const state: { startNotReady: boolean; nextSeed: AggregatorItemSeed | null } = { startNotReady: options.startNotReady ?? false, nextSeed: null };
 
+  /** The logged request each answer belongs to, so the answer is recorded beside it. */
+  const answering = new WeakMap<ServerResponse, AggregatorRequest>();
+
   function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    const logged = answering.get(res);
+    if (logged) logged.answer = body;
     const text = JSON.stringify(body);
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
     res.end(text);
   }
 
+  /**
+   * [PL-ERR-invalid-request] INVALID_HEADERS: "The request was missing a header, typically the Content-Type
+   * header"; INVALID_BODY ("body could not be parsed as JSON"): the body is malformed JSON or its content-type is
+   * not application/json. guess: the wording of INVALID_HEADERS ("specific to the given / missing header" on the page).
+   */
   async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    if (text.trim() === '') return {};
+    const type = req.headers['content-type'];
+    if (type === undefined) throw invalidRequest('INVALID_HEADERS', 'the following required headers are missing: Content-Type');
+    if (!/^application\/json\s*(;|$)/i.test(type)) throw invalidRequest('INVALID_BODY', 'body could not be parsed as JSON');
     try {
       const parsed = JSON.parse(text) as unknown;
       if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
     } catch {
       // fall through
     }
-    throw fail(400, 'INVALID_REQUEST', 'INVALID_BODY', 'body could not be parsed as JSON');
+    throw invalidRequest('INVALID_BODY', 'body could not be parsed as JSON');
   }
 
-  /** The application's credentials, from the body or the headers (reference §1.1). */
-  function authenticate(req: IncomingMessage, body: Record<string, unknown>): 'body' | 'headers' {
+  /**
+   * The body against the operation's request schema [PL-OAS]: fields it does not name are UNKNOWN_FIELDS
+   * ("the following fields are not recognized by this endpoint: {fields}"), required ones absent are
+   * MISSING_FIELDS ("the following required fields are missing: {fields}"), any other violation (a type, a
+   * bound such as `count` 1–500, an enum) is INVALID_FIELD [PL-ERR-invalid-request]. guess: the order of the
+   * three checks, and that nested objects are checked like the top level (the page says "the request body
+   * included one or more extraneous fields" without saying how deep); INVALID_FIELD's wording is "specific to
+   * the given field" on the page, here the field and the schema's complaint.
+   */
+  function checkBody(path: string, body: Record<string, unknown>): void {
+    if (!plaidDescribes(path)) return;
+    const unknown = plaidUnknownFields(path, body) ?? [];
+    if (unknown.length > 0) throw invalidRequest('UNKNOWN_FIELDS', `the following fields are not recognized by this endpoint: ${unknown.join(', ')}`);
+    const problems = checkPlaidRequest(path, body);
+    const missing = plaidMissingFields(problems);
+    if (missing.length > 0) throw invalidRequest('MISSING_FIELDS', `the following required fields are missing: ${missing.join(', ')}`);
+    const first = problems[0];
+    if (first) throw invalidRequest('INVALID_FIELD', `${first.path === '/' ? 'body' : first.path.slice(1).replaceAll('/', '.')} ${first.message.replace(/ \{.*$/, '')}`);
+  }
+
+  /**
+   * The application's credentials, from the body or the `PLAID-CLIENT-ID`/`PLAID-SECRET` headers (providers.md
+   * §1.1; [PL-OAS] `security` and each request's optional `client_id`/`secret`). Wrong ones are INVALID_API_KEYS,
+   * HTTP 400, "invalid client_id or secret provided" [PL-ERR-invalid-input]. guess: none at all answers
+   * MISSING_FIELDS naming both (the page lists no error of its own for absent keys).
+   */
+  function authenticate(req: IncomingMessage, body: Record<string, unknown>, logged: AggregatorRequest): void {
     const fromBody = typeof body.client_id === 'string' || typeof body.secret === 'string';
+    logged.credentialsIn = fromBody ? 'body' : req.headers['plaid-client-id'] !== undefined || req.headers['plaid-secret'] !== undefined ? 'headers' : 'none';
     const id = fromBody ? body.client_id : req.headers['plaid-client-id'];
     const key = fromBody ? body.secret : req.headers['plaid-secret'];
-    if (id === undefined || key === undefined) throw fail(400, 'INVALID_REQUEST', 'MISSING_FIELDS', 'the following required fields are missing: client_id, secret');
+    if (id === undefined || key === undefined) throw invalidRequest('MISSING_FIELDS', 'the following required fields are missing: client_id, secret');
     if (id !== clientId || key !== secret) throw fail(400, 'INVALID_INPUT', 'INVALID_API_KEYS', 'invalid client_id or secret provided');
-    return fromBody ? 'body' : 'headers';
   }
 
   function itemOf(body: Record<string, unknown>): Item {
@@ -182,11 +270,16 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     if (typeof token !== 'string') throw fail(400, 'INVALID_REQUEST', 'MISSING_FIELDS', 'the following required fields are missing: access_token');
     const item = byAccessToken.get(token);
     if (!item && removedTokens.has(token)) throw itemNotFound();
-    if (!item) throw fail(400, 'INVALID_INPUT', 'INVALID_ACCESS_TOKEN', 'provided access token is in an invalid format. expected format: access-<environment>-<identifier>');
+    // [PL-ERR-invalid-input] INVALID_ACCESS_TOKEN: HTTP 400, "could not find matching access token".
+    if (!item) throw fail(400, 'INVALID_INPUT', 'INVALID_ACCESS_TOKEN', 'could not find matching access token');
     return item;
   }
 
-  /** Per-item limits (reference §1.7): a forced 429 first, then the per-minute count. */
+  /**
+   * Per-item limits (providers.md §1.7, [PL-ERR-rate-limit-exceeded]): a forced 429 first, then the per-minute
+   * count; an outage the test asks for is [PL-ERR-api] INTERNAL_SERVER_ERROR. guess: Plaid's 429 carries no
+   * `Retry-After` (none of its pages shows one); a test may add one.
+   */
   function limit(item: Item, path: string): void {
     const outage = item.forcedFailures.shift();
     if (outage) throw new PlaidFailure(outage, { error_type: 'API_ERROR', error_code: 'INTERNAL_SERVER_ERROR', error_message: 'an unexpected error occurred', display_message: null });
@@ -266,7 +359,8 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     }
     const cursor = start.offset > 0 || given === undefined ? start : { ...start, snapshot: item.seq };
     if (cursor.offset > 0 && item.seq !== cursor.snapshot) {
-      throw fail(400, 'TRANSACTIONS_ERROR', 'TRANSACTIONS_SYNC_MUTATION_DURING_PAGINATION', 'underlying transaction data changed since last page was fetched. please restart pagination from last update.');
+      // [PL-ERR-transactions] (providers.md §1.4): HTTP 400 and the page's message.
+      throw fail(400, 'TRANSACTIONS_ERROR', 'TRANSACTIONS_SYNC_MUTATION_DURING_PAGINATION', 'Underlying transaction data changed since last page was fetched. Please restart pagination from last update.');
     }
     type Change = { seq: number; kind: 'added' | 'modified' | 'removed'; tx?: AggregatorTransaction; removed?: { transaction_id: string; account_id: string } };
     const changes: Change[] = [];
@@ -281,8 +375,8 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     const hasMore = cursor.offset + count < changes.length;
     const next = hasMore ? { ...cursor, offset: cursor.offset + count } : { itemId: item.itemId, from: cursor.snapshot, snapshot: cursor.snapshot, offset: 0 };
     return {
-      added: page.filter((change) => change.kind === 'added').map((change) => change.tx),
-      modified: page.filter((change) => change.kind === 'modified').map((change) => change.tx),
+      added: page.flatMap((change) => (change.kind === 'added' && change.tx ? [transactionView(change.tx)] : [])),
+      modified: page.flatMap((change) => (change.kind === 'modified' && change.tx ? [transactionView(change.tx)] : [])),
       removed: page.filter((change) => change.kind === 'removed').map((change) => change.removed),
       next_cursor: newCursor(next),
       has_more: hasMore,
@@ -293,7 +387,7 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
 
   function completeLink(linkToken: string): LinkSession {
     const session = links.get(linkToken);
-    if (!session) throw fail(400, 'INVALID_INPUT', 'INVALID_LINK_TOKEN', 'provided link token is in an invalid format or expired');
+    if (!session) throw fail(400, 'INVALID_INPUT', 'INVALID_LINK_TOKEN', 'invalid link_token provided');
     if (!session.finishedAt) {
       session.finishedAt = new Date().toISOString();
       if (session.updateItemId) {
@@ -314,7 +408,7 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     if (hosted?.[1] && req.method === 'GET') {
       // The person links their bank at the hosted page and is sent to the completion redirect.
       const session = completeLink(decodeURIComponent(hosted[1]));
-      requests.push({ path: url.pathname, at: Date.now(), accessToken: null, credentialsIn: 'none', cursor: null, updateMode: false, status: 200 });
+      requests.push({ path: url.pathname, at: Date.now(), accessToken: null, credentialsIn: 'none', cursor: null, updateMode: false, status: 200, body: null, plaidVersion: null, answer: null });
       if (session.completionRedirect) {
         res.writeHead(302, { location: session.completionRedirect });
         res.end();
@@ -324,7 +418,9 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
       res.end('<!doctype html><title>Linked</title><p>Your bank is linked. You may close this page.</p>');
       return;
     }
-    if (req.method !== 'POST') return send(res, 404, { error_type: 'INVALID_REQUEST', error_code: 'NOT_FOUND', error_message: 'not found', display_message: null });
+    // Every endpoint is a POST with a JSON body (providers.md §1.1); [PL-ERR-invalid-request] NOT_FOUND is HTTP 400 "not found".
+    // guess: another method on a known path answers the same NOT_FOUND.
+    if (req.method !== 'POST') throw invalidRequest('NOT_FOUND', 'not found');
     const body = await readBody(req);
     if (url.pathname === '/test/link/complete') {
       const session = completeLink(String(body.link_token ?? ''));
@@ -338,32 +434,48 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
       cursor: typeof body.cursor === 'string' && body.cursor !== '' ? body.cursor : null,
       updateMode: url.pathname === '/link/token/create' && typeof body.access_token === 'string',
       status: 200,
+      body: structuredClone(body),
+      plaidVersion: typeof req.headers['plaid-version'] === 'string' ? req.headers['plaid-version'] : null,
+      answer: null,
     };
     requests.push(logged);
+    answering.set(res, logged);
     res.on('finish', () => {
       logged.status = res.statusCode;
     });
-    logged.credentialsIn = authenticate(req, body);
+    authenticate(req, body, logged);
+    checkBody(url.pathname, body);
     const request_id = randomUUID();
     switch (url.pathname) {
       case '/link/token/create': {
         const user = body.user as { client_user_id?: unknown } | undefined;
         const updating = typeof body.access_token === 'string' ? itemOf(body) : undefined;
         const products = Array.isArray(body.products) ? body.products.map(String) : [];
-        const missing = ['client_name', 'language', 'country_codes'].filter((name) => body[name] === undefined);
-        if (typeof user?.client_user_id !== 'string') missing.push('user.client_user_id');
+        // [PL-OAS] LinkTokenCreateRequest: `user` is "Required if `user_id` isn't included"; `products`: "at least one
+        // `product` is required" outside update mode (both in prose, so not caught by the schema check).
+        const missing: string[] = [];
+        if (typeof user?.client_user_id !== 'string' && typeof body.user_id !== 'string') missing.push('user');
         if (!updating && products.length === 0) missing.push('products');
-        if (missing.length > 0) throw fail(400, 'INVALID_REQUEST', 'MISSING_FIELDS', `the following required fields are missing: ${missing.join(', ')}`);
+        if (missing.length > 0) throw invalidRequest('MISSING_FIELDS', `the following required fields are missing: ${missing.join(', ')}`);
         const hostedLink = body.hosted_link as { completion_redirect_uri?: unknown } | undefined;
         const linkToken = `link-sandbox-${randomUUID()}`;
         const redirect = typeof hostedLink?.completion_redirect_uri === 'string' ? hostedLink.completion_redirect_uri : null;
-        links.set(linkToken, { linkToken, completionRedirect: redirect, updateItemId: updating?.itemId ?? null, products, finishedAt: null, publicToken: null });
+        // providers.md §1.2 [PL-OAS]: a link token lives 4 hours, 30 minutes in update mode.
         const expiration = new Date(Date.now() + (updating ? 30 : 240) * 60_000).toISOString();
+        const metadata = {
+          initial_products: products,
+          webhook: typeof body.webhook === 'string' ? body.webhook : null,
+          country_codes: Array.isArray(body.country_codes) ? body.country_codes.map(String) : [],
+          language: typeof body.language === 'string' ? body.language : null,
+          redirect_uri: typeof body.redirect_uri === 'string' ? body.redirect_uri : null,
+          client_name: typeof body.client_name === 'string' ? body.client_name : null,
+        };
+        links.set(linkToken, { linkToken, completionRedirect: redirect, updateItemId: updating?.itemId ?? null, products, finishedAt: null, publicToken: null, createdAt: new Date().toISOString(), expiration, metadata });
         return send(res, 200, { link_token: linkToken, expiration, request_id, ...(hostedLink ? { hosted_link_url: `${double.url}/hosted/${encodeURIComponent(linkToken)}` } : {}) });
       }
       case '/link/token/get': {
         const session = links.get(String(body.link_token ?? ''));
-        if (!session) throw fail(400, 'INVALID_INPUT', 'INVALID_LINK_TOKEN', 'provided link token is in an invalid format or expired');
+        if (!session) throw fail(400, 'INVALID_INPUT', 'INVALID_LINK_TOKEN', 'invalid link_token provided');
         const item = session.publicToken ? items.get(publicTokens.get(session.publicToken) ?? '') : undefined;
         const sessions = session.finishedAt
           ? [
@@ -371,19 +483,26 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
                 link_session_id: `session-${session.linkToken.slice(-12)}`,
                 started_at: session.finishedAt,
                 finished_at: session.finishedAt,
+                // [PL-OAS] LinkSessionResults: every product's result list is present, empty when the link added none.
                 results: {
                   item_add_results: session.publicToken && item
                     ? [{ public_token: session.publicToken, accounts: item.accounts.map((a) => ({ id: a.account_id, name: a.name, mask: a.mask, type: a.type, subtype: a.subtype })), institution: { name: item.seed.institution.name, institution_id: item.seed.institution.institution_id } }]
                     : [],
+                  cra_item_add_results: [],
+                  cra_update_results: [],
+                  bank_income_results: [],
+                  payroll_income_results: [],
+                  document_income_results: null,
                 },
               },
             ]
           : [];
-        return send(res, 200, { link_token: session.linkToken, link_sessions: sessions, request_id });
+        return send(res, 200, { link_token: session.linkToken, created_at: session.createdAt, expiration: session.expiration, metadata: session.metadata, link_sessions: sessions, request_id });
       }
       case '/item/public_token/exchange': {
         const itemId = publicTokens.get(String(body.public_token ?? ''));
-        if (!itemId) throw fail(400, 'INVALID_INPUT', 'INVALID_PUBLIC_TOKEN', 'provided public token is in an invalid format. expected format: public-<environment>-<identifier>');
+        // [PL-ERR-invalid-input] INVALID_PUBLIC_TOKEN: HTTP 400, "could not find matching public token"; a public token is used once (providers.md §1.2).
+        if (!itemId) throw fail(400, 'INVALID_INPUT', 'INVALID_PUBLIC_TOKEN', 'could not find matching public token');
         publicTokens.delete(String(body.public_token));
         const item = items.get(itemId);
         return send(res, 200, { access_token: item?.accessToken, item_id: itemId, request_id });
@@ -436,13 +555,14 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
         if (investment.length === 0) {
           throw fail(400, 'ITEM_ERROR', 'NO_INVESTMENT_ACCOUNTS', 'There are no valid investment account(s) associated with this Item. See https://plaid.com/docs/api/#item-errors for more information.');
         }
-        return send(res, 200, { accounts: investment, holdings: item.seed.holdings, securities: item.seed.securities, item: itemView(item), request_id });
+        return send(res, 200, { accounts: investment.map(investmentAccountView), holdings: item.seed.holdings, securities: item.seed.securities.map(securityView), item: itemView(item), request_id });
       }
       default:
-        return send(res, 404, { error_type: 'INVALID_REQUEST', error_code: 'UNKNOWN_ROUTE', error_message: `unknown route ${url.pathname}`, display_message: null, request_id });
+        throw invalidRequest('NOT_FOUND', 'not found');
     }
   }
 
+  warmPlaidRequestSchemas();
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://double');
     route(req, res, url).catch((error: unknown) => {
