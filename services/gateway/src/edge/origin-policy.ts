@@ -1,3 +1,5 @@
+import { MCP_PARAM_HEADER_NAMES } from '../mcp/modern/param-headers.ts';
+
 /**
  * The agent port's origin policy (design 7.3), as pure functions: which `Origin` and `Host` values a
  * request to `/mcp` (and to the bridge routes while the bridge is on) may carry, and the CORS answer an
@@ -48,7 +50,17 @@ export function allowedHostEntries(policy: OriginPolicy): string[] {
 }
 
 /** Request headers a browser client may send to the agent port (design 7.3). */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Mcp-Session-Id', 'MCP-Protocol-Version', 'Last-Event-ID'] as const;
+export const CORS_ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Mcp-Session-Id',
+  'MCP-Protocol-Version',
+  'Last-Event-ID',
+  // Revision 2026-07-28 mirrors the method, the name and annotated tool arguments in headers (design 8.1).
+  'Mcp-Method',
+  'Mcp-Name',
+  ...MCP_PARAM_HEADER_NAMES,
+] as const;
 /** Response headers a browser client must be able to read: the session id and the bridge's challenge. */
 export const CORS_EXPOSED_HEADERS = ['Mcp-Session-Id', 'WWW-Authenticate'] as const;
 /** How long a browser may cache a preflight, in seconds. */

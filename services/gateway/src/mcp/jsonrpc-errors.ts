@@ -19,6 +19,14 @@ export const JSONRPC_ERRORS = {
   forbiddenHost: { status: 403, code: -32000, message: 'Forbidden host' },
   /** A POST on a session with an empty body. */
   emptyBody: { status: 400, code: -32700, message: 'Parse error: empty body' },
+  /** Revision 2026-07-28: a request that is not one JSON-RPC request or notification object. */
+  invalidRequest: { status: 400, code: -32600, message: 'Invalid Request' },
+  /** Revision 2026-07-28: mirrored headers missing or disagreeing with the body; the message is followed by the detail. */
+  headerMismatch: { status: 400, code: -32020, message: 'Header mismatch' },
+  /** Revision 2026-07-28: `UnsupportedProtocolVersionError`, with `data: {supported, requested}`. */
+  unsupportedProtocolVersion: { status: 400, code: -32022, message: 'Unsupported protocol version' },
+  /** Revision 2026-07-28: a method the modern lane does not serve (removed ones included). */
+  methodNotFound: { status: 404, code: -32601, message: 'Method not found' },
 } as const;
 
 export type JsonRpcErrorAnswer = (typeof JSONRPC_ERRORS)[keyof typeof JSONRPC_ERRORS];

@@ -19,6 +19,7 @@ import { registerOriginPolicy } from '../edge/origin-hooks.ts';
 import { listenForAgentEvents } from './agent-events.ts';
 import { toolListing } from './mcp-server-factory.ts';
 import { registerMcpRoutes, type CredentialResult, type InitializeRefusal } from './mcp-routes.ts';
+import { createModernLane } from './modern/modern-lane.ts';
 import { createSessionRegistry } from './session-registry.ts';
 import { createToolSet } from './tools/tool-set.ts';
 
@@ -96,14 +97,21 @@ export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayD
     allowedOrigins: config.MCP_ALLOWED_ORIGINS,
     allowedHosts: config.MCP_ALLOWED_HOSTS,
   });
+  const server = { serviceName: config.SERVICE_NAME, tools, listing: toolListing(tools), log, timeTool: (tool: string) => metrics.toolSeconds.startTimer({ tool }) };
+  const challenge = (refused?: string) => {
+    const endpoints = bridge.current();
+    return endpoints ? bearerChallenge(endpoints, refused === undefined ? undefined : { description: refused }) : undefined;
+  };
+  // Design 8.1: the modern lane's requests in flight stand in for the 512 sessions.
+  const modern = config.MCP_MODERN_ERA
+    ? createModernLane({ server, resolveAuthorization: resolveCredential, challenge, onInitializeRefused, maxInFlight: MAX_SESSIONS, log })
+    : undefined;
   registerMcpRoutes(app, {
     registry,
-    server: { serviceName: config.SERVICE_NAME, tools, listing: toolListing(tools), log, timeTool: (tool) => metrics.toolSeconds.startTimer({ tool }) },
+    server,
     resolveAuthorization: resolveCredential,
-    challenge: (refused) => {
-      const endpoints = bridge.current();
-      return endpoints ? bearerChallenge(endpoints, refused === undefined ? undefined : { description: refused }) : undefined;
-    },
+    challenge,
+    modern,
     now: clock,
     currentGeneration: (agentId) => agents.liveGeneration(agentId),
     onInitializeRefused,

@@ -15,6 +15,8 @@ import {
 } from './jsonrpc-errors.ts';
 import { createMcpServer, type McpServerDeps } from './mcp-server-factory.ts';
 import { invalidParamsOf, envelopeParamsIssueOf, refuseInvalidParams } from './request-validation.ts';
+import type { ModernLane } from './modern/modern-lane.ts';
+import { declaresModernEra } from './modern/modern-protocol.ts';
 import { createSessionEventStore } from './session-event-store.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
@@ -46,6 +48,8 @@ export type McpRouteDeps = {
   currentGeneration(agentId: number): Promise<number | null>;
   /** Records a refused initialize (through the shared throttle). */
   onInitializeRefused(refusal: InitializeRefusal): void;
+  /** The stateless lane for requests that declare revision 2026-07-28 (design 8.1); absent when `MCP_MODERN_ERA=false`. */
+  modern?: Pick<ModernLane, 'serve'>;
   log: Logger;
 };
 
@@ -211,6 +215,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     acceptEmptyJsonBodies(scope);
     scope.post('/mcp', async (request, reply) => {
       const body = request.body;
+      // Design 8.1: the era is decided per request, before anything else; without the mark, all is as before.
+      if (deps.modern && declaresModernEra(request.headers, body)) return deps.modern.serve(request, reply);
       // An initialize still carrying a session id starts a new session and leaves the named one alone:
       // clients re-initializing after a 404 often keep the stale header (docs/decisions.md).
       if (namesInitialize(body)) return initialize(request, reply);

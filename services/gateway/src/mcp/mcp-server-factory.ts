@@ -9,7 +9,8 @@ import { MCP_INSTRUCTIONS } from './instructions.ts';
 import { unknownToolError } from './jsonrpc-errors.ts';
 import type { ToolDef } from './tools/tool-types.ts';
 
-const SERVER_VERSION = '0.1.0';
+/** The version both eras report beside the service name. */
+export const SERVER_VERSION = '0.1.0';
 
 /** tools/list, computed once per process: every session serves the same list. */
 export function toolListing(tools: readonly ToolDef[]): Tool[] {
@@ -83,18 +84,25 @@ export function createMcpServer(deps: McpServerDeps, grant: Grant): Server {
       const error = unknownToolError(request.params.name, names);
       throw new ProtocolError(error.code, error.message, error.data);
     }
-    const done = deps.timeTool?.(tool.name);
-    try {
-      const requestId = `${extra.sessionId ?? 'session'}:${String(extra.requestId)}`;
-      const result = await tool.handler(request.params.arguments ?? {}, { kind: 'agent', grant, requestId });
-      return textResult(result);
-    } catch (error) {
-      if (error instanceof HttpError) return errorResult(error.message);
-      deps.log.error({ err: error, tool: tool.name }, 'tool failed');
-      return errorResult(`${tool.name} failed; try again later`);
-    } finally {
-      done?.();
-    }
+    const requestId = `${extra.sessionId ?? 'session'}:${String(extra.requestId)}`;
+    return runTool(deps, tool, request.params.arguments ?? {}, { kind: 'agent', grant, requestId });
   });
   return server;
+}
+
+/**
+ * One tool call as both eras answer it: the tool's JSON result as one text block, or a tool error with the
+ * gateway's own message (never a raw error's text). The tool writes its audit row itself.
+ */
+export async function runTool(deps: Pick<McpServerDeps, 'log' | 'timeTool'>, tool: ToolDef, args: unknown, caller: Parameters<ToolDef['handler']>[1]): Promise<CallToolResult> {
+  const done = deps.timeTool?.(tool.name);
+  try {
+    return textResult(await tool.handler(args, caller));
+  } catch (error) {
+    if (error instanceof HttpError) return errorResult(error.message);
+    deps.log.error({ err: error, tool: tool.name }, 'tool failed');
+    return errorResult(`${tool.name} failed; try again later`);
+  } finally {
+    done?.();
+  }
 }
