@@ -40,9 +40,11 @@ export async function startGraphDouble(client: { clientId: string; clientSecret:
      */
     pageCap: undefined as number | undefined,
     /**
-     * How an expired delta token is refused. `expired`: "a 40X-series error with error codes such as
-     * `syncStateNotFound`" (delta query overview, Token duration; 400 is a guess within 40X). `reset`:
-     * "410 (gone) and a Location header" with the initial query (same page, Synchronization reset).
+     * How an expired delta token is refused. `expired` (the default): "a 40X-series error with error codes
+     * such as `syncStateNotFound`" (delta query overview, Token duration), sent by Outlook's calendarView
+     * delta as 410 Gone with the code `SyncStateNotFound` and "The sync state generation is not found; …"
+     * (a real answer to `/calendarView/delta?$deltatoken=…`: microsoftgraph/microsoft-graph-docs issue 2350).
+     * `reset`: "410 (gone) and a Location header" with the initial query (same page, Synchronization reset).
      */
     tokenRefusal: 'expired' as 'expired' | 'reset',
   };
@@ -82,7 +84,7 @@ export async function startGraphDouble(client: { clientId: string; clientSecret:
     }
     if (!paging) {
       if (state.tokenRefusal === 'reset') return graphError(res, 410, 'resyncRequired', 'The sync state must be reset.', { location: `${base}${path}` });
-      return graphError(res, 400, 'syncStateNotFound', 'The sync state generation is not found.');
+      return graphError(res, 410, 'SyncStateNotFound', 'The sync state generation is not found; generation=1;[highest=2][2].');
     }
     const page = store.page(paging, pageSize(prefer));
     const link = page.skipToken ? { '@odata.nextLink': `${base}${path}?$skiptoken=${page.skipToken}` } : { '@odata.deltaLink': `${base}${path}?$deltatoken=${page.deltaToken}` };

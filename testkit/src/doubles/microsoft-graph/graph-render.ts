@@ -11,17 +11,21 @@ function when(event: GraphOccurrence, zone: string) {
 
 /**
  * An event as Graph renders it. In a `calendarView/delta` answer an occurrence of a series carries only
- * `id`, `type`, `seriesMasterId`, `start` and `end`, and the series master comes in the same round with the
- * first occurrence's times: observed in real answers (issue 31, item 1); Graph's delta pages
- * (delta-query-events, event-delta) show no occurrence, so the exact property set is a guess. Outside a
- * delta round (calendarView, instances, GET event) an occurrence has the series' properties (event
- * resource page: subject, location, organizer, attendees are properties of every event type).
+ * `@odata.type`, `@odata.etag`, `id`, `type`, `seriesMasterId`, `start` and `end`, and the series master comes
+ * in the same round with the first occurrence's times; exceptions and single events come whole. Graph's
+ * delta pages (delta-query-events, event-delta) show no occurrence; the property set is the one real answers
+ * carry (microsoftgraph/microsoft-graph-docs issues 7632 and 22197, the second with a whole occurrence
+ * quoted; ridafkih/keeper.sh pull request 409: "each expanded occurrence item carries only id, type,
+ * seriesMasterId, start, and end", the master "with the first occurrence's start/end"). Outside a delta round
+ * (calendarView, instances, GET event) an occurrence has the series' properties (event resource page:
+ * subject, location, organizer, attendees are properties of every event type; issue 22197: "/calendarView
+ * and /events/{id} return full events").
  */
 export function renderEvent(event: GraphOccurrence, master: GraphOccurrence | undefined, how: Render): Record<string, unknown> {
   // An all-day occurrence's day is its own; its all-day flag is the series' (a master's startDate marks it).
   const series = event.type === 'occurrence' && master ? { ...master, ...event, subject: master.subject } : event;
   if (how.delta && event.type === 'occurrence') {
-    return { '@odata.etag': `W/"${event.id.slice(-6)}"`, id: event.id, type: event.type, seriesMasterId: event.seriesMasterId ?? null, ...when(event, how.zone) };
+    return { '@odata.type': '#microsoft.graph.event', '@odata.etag': `W/"${event.id.slice(-6)}"`, id: event.id, type: event.type, seriesMasterId: event.seriesMasterId ?? null, ...when(event, how.zone) };
   }
   return {
     '@odata.etag': `W/"${event.id.slice(-6)}"`,

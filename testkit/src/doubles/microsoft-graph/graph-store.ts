@@ -152,8 +152,12 @@ export function createGraphStore() {
       if (entry.kind !== round.scope.kind || entry.seq <= round.since) continue;
       const was = round.since > 0;
       if (!entry.removed && inScope(entry, round.scope)) rows.push(render(entry, round.render));
+      // An event changed or made outside the round's window comes as `@removed` with the reason `deleted`, as
+      // a deleted one does (microsoftgraph/microsoft-graph-docs issue 6599: a calendarView delta answer listing
+      // a new event outside the window as removed, reason=deleted). A message moved out of the folder has the
+      // reason `changed` (a guess: reference §6.2 leaves the reasons unconfirmed).
       else if (was && (entry.removed || entry.kind === 'event' || entry.movedFrom === (round.scope as { folderId?: string }).folderId)) {
-        rows.push({ id: entry.id, '@removed': { reason: entry.removed ? 'deleted' : 'changed' } });
+        rows.push({ id: entry.id, '@removed': { reason: entry.removed || entry.kind === 'event' ? 'deleted' : 'changed' } });
       }
     }
     return rows;
