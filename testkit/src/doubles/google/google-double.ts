@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createCalendarPart } from './google-calendar.ts';
 import { createGmailPart } from './google-gmail.ts';
@@ -45,8 +45,24 @@ export async function startGoogleDouble(options: GoogleDoubleOptions = {}) {
     refreshes: 0,
     unauthorized: 0,
     requests: [] as Array<{ path: string; query: URLSearchParams; at: number }>,
+    /** Every API request (Gmail, Calendar, People) with the status and JSON body it was answered with, for the discovery checks. */
+    exchanges: [] as Array<{ method: string; path: string; query: URLSearchParams; status: number; body: unknown }>,
     /** APIs not enabled in the Cloud project of the client id: each answers 403 `SERVICE_DISABLED` (see `serviceDisabled`). */
     disabledApis: new Set<GoogleApi>(),
+  };
+  const recordExchange = (res: ServerResponse, request: { method: string; path: string; query: URLSearchParams }) => {
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      const [chunk] = args;
+      let body: unknown;
+      try {
+        body = typeof chunk === 'string' ? JSON.parse(chunk) : undefined;
+      } catch {
+        body = chunk;
+      }
+      state.exchanges.push({ ...request, status: res.statusCode, body });
+      return end(...args);
+    }) as ServerResponse['end'];
   };
   const issue = (kind: string) => `ya29.${kind}-${randomBytes(12).toString('base64url')}`;
 
@@ -55,6 +71,7 @@ export async function startGoogleDouble(options: GoogleDoubleOptions = {}) {
       const url = new URL(req.url ?? '/', 'http://double');
       const path = url.pathname;
       state.requests.push({ path, query: url.searchParams, at: Date.now() });
+      if (/^\/(gmail|calendar|v1)\//.test(path)) recordExchange(res, { method: req.method ?? 'GET', path, query: url.searchParams });
       if (req.method === 'GET' && path === '/o/oauth2/v2/auth') {
         if (url.searchParams.get('client_id') !== client.clientId) return sendJson(res, 400, { error: 'invalid_client' });
         const redirectUri = url.searchParams.get('redirect_uri') ?? '';
