@@ -15,6 +15,24 @@ describe('the iCloud IMAP double: ENABLE answered as iCloud does', () => {
     expect(await filtered(['* ENABLED\r\n', 'a3 OK\r\n'])).toBe('a3 OK\r\n');
   });
 
+  it('answers CAPABILITY as iCloud does: no extension in the greeting, no CAPABILITY code on the login\'s OK, CONDSTORE only when asked after login', async () => {
+    const session = await filtered([
+      '* OK [CAPABILITY IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE LITERAL+ AUTH=PLAIN AUTH=LOGIN] Dovecot ready.\r\n',
+      '* CAPABILITY IMAP4rev1 ID ENABLE CONDSTORE QRESYNC\r\n',
+      'a1 OK Pre-login capabilities listed.\r\n',
+      'a2 OK [CAPABILITY IMAP4rev1 SASL-IR CONDSTORE QRESYNC ENABLE] Logged in\r\n',
+      '* CAPABILITY IMAP4rev1 ID ENABLE CONDSTORE QRESYNC MOVE\r\n',
+      'a3 OK Capability completed.\r\n',
+    ]);
+    const lines = session.split('\r\n');
+    // nextcloud/mail issue 3401, a session with imap.mail.me.com (the lists' literals, not the double's constants).
+    expect(lines[0]).toBe('* OK [CAPABILITY XAPPLEPUSHSERVICE IMAP4 IMAP4rev1 SASL-IR AUTH=ATOKEN AUTH=PLAIN] Dovecot ready.');
+    expect(lines[1]).toBe('* CAPABILITY XAPPLEPUSHSERVICE IMAP4 IMAP4rev1 SASL-IR AUTH=ATOKEN AUTH=PLAIN');
+    expect(lines[3]).toBe('a2 OK Logged in');
+    expect(lines[4]?.split(' ')).toEqual(expect.arrayContaining(['XAPPLEPUSHSERVICE', 'CONDSTORE', 'ENABLE', 'QRESYNC']));
+    expect(lines[4]?.split(' ')).not.toContain('MOVE');
+  });
+
   it('passes a literal untouched, even one whose text reads like an ENABLED response', async () => {
     const literal = '* ENABLED CONDSTORE\r\n';
     const fetch = `* 1 FETCH (UID 7 ENVELOPE (NIL {${literal.length}}\r\n${literal} NIL))\r\n`;
@@ -39,6 +57,8 @@ describe('Dovecot behind the quirk proxy', { tags: ['needs-dovecot'] }, () => {
     imap.on('error', () => undefined);
     await imap.connect();
     try {
+      // The greeting offered no CONDSTORE: imapflow learned of it by asking again after login, as with iCloud.
+      expect(imap.capabilities.has('XAPPLEPUSHSERVICE')).toBe(true);
       expect(imap.capabilities.has('CONDSTORE')).toBe(true);
       expect(imap.enabled.has('CONDSTORE')).toBe(false);
       const box = await imap.mailboxOpen('INBOX', { readOnly: true });
