@@ -108,3 +108,66 @@ describe("Plaid's OpenAPI file and the bank aggregator", () => {
     expect(checkPlaidResponse('/accounts/get', 400, { error_type: 'NOT_A_TYPE', error_code: 'X', error_message: '', display_message: null, request_id: 'r' }).map((problem) => problem.path)).toContain('/error_type');
   });
 });
+
+/** A raw call with the application's keys in the headers, as Plaid's own clients send it. */
+async function ask(path: string, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) {
+  // Bytes, so that fetch adds no Content-Type of its own.
+  const answer = await fetch(`${aggregator.url}${path}`, {
+    method: 'POST',
+    headers: { ...headers, 'PLAID-CLIENT-ID': aggregator.app.clientId, 'PLAID-SECRET': aggregator.app.secret, 'Plaid-Version': '2020-09-14' },
+    body: new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body)),
+  });
+  return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
+}
+
+describe('the aggregator double refuses what Plaid refuses, with the error pages’ bodies', () => {
+  it.each([
+    ['a field the endpoint does not know', 'UNKNOWN_FIELDS', '/accounts/get', { options: { account_ids: [] }, include_everything: true }, 'the following fields are not recognized by this endpoint: include_everything'],
+    ['a nested field the endpoint does not know', 'UNKNOWN_FIELDS', '/transactions/sync', { options: { include_original_description: true, newest_first: true } }, 'the following fields are not recognized by this endpoint: options.newest_first'],
+    ['a required field left out', 'MISSING_FIELDS', '/item/get', {}, 'the following required fields are missing: access_token'],
+    ['a count above 500', 'INVALID_FIELD', '/transactions/sync', { count: 501 }, 'count must be <= 500'],
+    ['a count of 0', 'INVALID_FIELD', '/transactions/sync', { count: 0 }, 'count must be >= 1'],
+  ])('%s: 400 INVALID_REQUEST %s', async (_case, code, path, extra, message) => {
+    const { accessToken } = aggregator.createItem();
+    const answer = await ask(path, path === '/item/get' ? extra : { access_token: accessToken, ...extra });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ error_type: 'INVALID_REQUEST', error_code: code, error_message: message, display_message: null });
+    expect(checkPlaidResponse(path, 400, answer.body)).toEqual([]);
+  });
+
+  it('a request without Content-Type is INVALID_HEADERS, one whose type is not JSON INVALID_BODY', async () => {
+    const { accessToken } = aggregator.createItem();
+    const body = JSON.stringify({ access_token: accessToken });
+    expect((await ask('/accounts/get', body, {})).body).toMatchObject({ error_type: 'INVALID_REQUEST', error_code: 'INVALID_HEADERS' });
+    expect((await ask('/accounts/get', body, { 'content-type': 'text/plain' })).body).toMatchObject({ error_type: 'INVALID_REQUEST', error_code: 'INVALID_BODY', error_message: 'body could not be parsed as JSON' });
+  });
+
+  it('an endpoint that does not exist is 400 NOT_FOUND "not found"', async () => {
+    const answer = await ask('/transactions/everything', {});
+    expect(answer).toMatchObject({ status: 400, body: { error_type: 'INVALID_REQUEST', error_code: 'NOT_FOUND', error_message: 'not found' } });
+  });
+
+  it('an unknown access token is INVALID_ACCESS_TOKEN "could not find matching access token"', async () => {
+    const answer = await ask('/accounts/get', { access_token: 'access-production-00000000-0000-0000-0000-000000000000' });
+    expect(answer).toMatchObject({ status: 400, body: { error_type: 'INVALID_INPUT', error_code: 'INVALID_ACCESS_TOKEN', error_message: 'could not find matching access token' } });
+  });
+
+  it('the 16th /accounts/get of one item within a minute is 429 ACCOUNTS_LIMIT (Production: 15 per Item per minute); another item is not limited', async () => {
+    const { accessToken } = aggregator.createItem();
+    const statuses: number[] = [];
+    for (let i = 0; i < 16; i += 1) statuses.push((await ask('/accounts/get', { access_token: accessToken })).status);
+    expect(statuses.slice(0, 15).every((status) => status === 200)).toBe(true);
+    const limited = await ask('/accounts/get', { access_token: accessToken });
+    expect(limited).toMatchObject({ status: 429, body: { error_type: 'RATE_LIMIT_EXCEEDED', error_code: 'ACCOUNTS_LIMIT', error_message: 'rate limit exceeded for attempts to access this item. please try again later' } });
+    expect((await ask('/accounts/get', { access_token: aggregator.createItem().accessToken })).status).toBe(200);
+  });
+
+  it('holdings of an item without the Investments product are PRODUCTS_NOT_SUPPORTED, without consent to it ADDITIONAL_CONSENT_REQUIRED', async () => {
+    aggregator.state.nextSeed = { ...demoAggregatorItem(), products: ['transactions'] };
+    const withoutProduct = await ask('/investments/holdings/get', { access_token: aggregator.createItem().accessToken });
+    expect(withoutProduct).toMatchObject({ status: 400, body: { error_type: 'ITEM_ERROR', error_code: 'PRODUCTS_NOT_SUPPORTED' } });
+    aggregator.state.nextSeed = { ...demoAggregatorItem(), consentedProducts: ['transactions'] };
+    const withoutConsent = await ask('/investments/holdings/get', { access_token: aggregator.createItem().accessToken });
+    expect(withoutConsent).toMatchObject({ status: 400, body: { error_type: 'INVALID_INPUT', error_code: 'ADDITIONAL_CONSENT_REQUIRED' } });
+  });
+});

@@ -116,8 +116,10 @@ export type PlaidDoubleOptions = {
   secret?: string;
   /** What the next completed link creates; default `demoAggregatorItem()`. */
   seed?: () => AggregatorItemSeed;
-  /** Requests per item per endpoint per minute before 429 (the sandbox allows 100 on `/accounts/get`). */
+  /** Requests per item per endpoint per minute before 429, for every endpoint; default Plaid's own per-endpoint limits (`ITEM_LIMITS`). */
   perItemPerMinute?: number;
+  /** Whose per-item limits apply: Production's (default, what a deployment meets) or the Sandbox's. */
+  environment?: 'production' | 'sandbox';
   /** New items start with their transactions not ready (empty cursor) until `markReady`. */
   startNotReady?: boolean;
   port?: number;
@@ -159,9 +161,25 @@ export type PersonItemError = keyof typeof PERSON_ERRORS;
 /** [PL-ERR-rate-limit-exceeded]: each endpoint's own code, HTTP 429, the same message; providers.md §1.7. */
 const RATE_CODES: Record<string, string> = {
   '/accounts/get': 'ACCOUNTS_LIMIT',
+  '/accounts/balance/get': 'BALANCE_LIMIT',
   '/item/get': 'ITEM_GET_LIMIT',
   '/transactions/sync': 'TRANSACTIONS_SYNC_LIMIT',
   '/investments/holdings/get': 'INVESTMENT_HOLDINGS_GET_LIMIT',
+};
+
+/**
+ * Requests per Item per minute, Production and Sandbox, as each code's entry on [PL-ERR-rate-limit-exceeded]
+ * states them (ACCOUNTS_LIMIT, BALANCE_LIMIT, ITEM_GET_LIMIT, INVESTMENT_HOLDINGS_GET_LIMIT,
+ * TRANSACTIONS_SYNC_LIMIT); `/item/remove` from providers.md §1.7 (Production; guess: the same in the Sandbox,
+ * and its code the generic RATE_LIMIT, as no page names one). Endpoints without a per-Item limit are not limited.
+ */
+const ITEM_LIMITS: Record<string, { production: number; sandbox: number }> = {
+  '/accounts/get': { production: 15, sandbox: 100 },
+  '/accounts/balance/get': { production: 5, sandbox: 25 },
+  '/item/get': { production: 15, sandbox: 40 },
+  '/investments/holdings/get': { production: 15, sandbox: 100 },
+  '/transactions/sync': { production: 50, sandbox: 50 },
+  '/item/remove': { production: 30, sandbox: 30 },
 };
 
 class PlaidFailure extends Error {
@@ -186,7 +204,8 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
   const clientId = options.clientId ?? `client-${randomBytes(6).toString('hex')}`;
   const secret = options.secret ?? randomBytes(15).toString('hex');
   const seedOf = options.seed ?? (() => demoAggregatorItem());
-  const perMinute = options.perItemPerMinute ?? 100;
+  const environment = options.environment ?? 'production';
+  const perMinuteOf = (path: string) => options.perItemPerMinute ?? ITEM_LIMITS[path]?.[environment] ?? Infinity;
   const items = new Map<string, Item>();
   const byAccessToken = new Map<string, Item>();
   /** Access tokens of removed items, and when each was removed. */
@@ -291,7 +310,7 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     const recent = (item.calls.get(path) ?? []).filter((at) => now - at < 60_000);
     recent.push(now);
     item.calls.set(path, recent);
-    if (recent.length > perMinute) throw new PlaidFailure(429, { error_type: 'RATE_LIMIT_EXCEEDED', error_code: code, error_message: message, display_message: null });
+    if (recent.length > perMinuteOf(path)) throw new PlaidFailure(429, { error_type: 'RATE_LIMIT_EXCEEDED', error_code: code, error_message: message, display_message: null });
   }
 
   /** The products the item was initialised with (`products` or an `optional_products` the bank supports). */
