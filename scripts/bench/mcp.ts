@@ -112,7 +112,7 @@ await runBench(
     opened.push({ close: () => raw.end() });
     await insertBenchConnection(url);
     await raw.query(
-      `INSERT INTO finance_transactions (connection_id, source, source_id, posted_on, amount, currency, description, category, pending)
+      `INSERT INTO finance_transactions (connection_id, source, source_id, posted_on, amount, currency, description, provider_category, pending)
        SELECT '00000000-0000-0000-0000-00000000b0b0', 'bench', 'tx-' || g, date '2026-11-22' - (g % 700), round(((g::bigint * 7919) % 40000 - 30000) / 100.0, 2),
               'USD', 'PURCHASE ' || g, (ARRAY['groceries','transport','dining','shopping','travel'])[1 + g % 5], false
        FROM generate_series(1, $1::int) AS g`,

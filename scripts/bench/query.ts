@@ -33,7 +33,7 @@ await runBench('query', async () => {
   // Filled through plain pg: the service pool's 30 s statement timeout is too short for a million rows.
   await insertBenchConnection(url);
   await raw.query(`
-    INSERT INTO finance_transactions (connection_id, source, source_id, account_id, posted_on, amount, currency, description, merchant_name, category, pending)
+    INSERT INTO finance_transactions (connection_id, source, source_id, account_id, posted_on, amount, currency, description, merchant_name, provider_category, pending)
     SELECT '00000000-0000-0000-0000-00000000b0b0', 'bench', 'tx-' || g, 'acc-' || (g % 3),
            CASE WHEN g % 50 = 0 THEN NULL ELSE date '2026-11-22' - (g % 1500) END,
            round(((g::bigint * 7919) % 40000 - 30000) / 100.0, 2), 'USD', 'PURCHASE ' || g,

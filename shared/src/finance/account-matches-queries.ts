@@ -41,6 +41,13 @@ export const MatchRowSchema = z.object({
 export type MatchRow = z.infer<typeof MatchRowSchema>;
 
 const AnsweredSchema = z.object({ id: z.string(), automatic: z.boolean() });
+const TransactionCountsSchema = z.object({ id: z.string(), both: z.number(), only_first: z.number(), only_second: z.number() });
+export type TransactionCounts = z.infer<typeof TransactionCountsSchema>;
+
+/** Matches the transactions of every pair one by one again (design 8.3; the function of migration 1795300055000). */
+async function matchTransactions(tx: CommonQueryMethods): Promise<void> {
+  await tx.query(sql.unsafe`SELECT finance_match_transactions()`);
+}
 
 /** The one home of SQL on `finance_account_matches`. */
 export function createAccountMatchQueries(db: DatabasePool) {
@@ -76,17 +83,42 @@ export function createAccountMatchQueries(db: DatabasePool) {
         const pairs = candidates(
           accounts.map((row) => ({ connectionId: row.connection_id, sourceId: row.source_id, connectionRank: row.connection_rank, institutionDomain: row.institution_domain, name: row.name, mask: row.mask })),
         );
-        return writePairs(tx, pairs);
+        const written = await writePairs(tx, pairs);
+        await matchTransactions(tx);
+        return written;
       }),
 
     /** Records the operator's answer; null when there is no such row. `automatic` rows are left as they are. */
     answer: (id: string, same: boolean) =>
-      db.maybeOne(sql.type(AnsweredSchema)`
-        WITH target AS (SELECT id, automatic FROM finance_account_matches WHERE id = ${id}::uuid),
-        changed AS (
-          UPDATE finance_account_matches m SET same = ${same}, answered_at = now(), updated_at = now()
-          FROM target WHERE m.id = target.id AND NOT target.automatic RETURNING m.id)
-        SELECT target.id::text AS id, target.automatic FROM target`),
+      db.transaction(async (tx) => {
+        await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(${RECONCILE_LOCK})`);
+        const answered = await tx.maybeOne(sql.type(AnsweredSchema)`
+          WITH target AS (SELECT id, automatic FROM finance_account_matches WHERE id = ${id}::uuid),
+          changed AS (
+            UPDATE finance_account_matches m SET same = ${same}, answered_at = now(), updated_at = now()
+            FROM target WHERE m.id = target.id AND NOT target.automatic RETURNING m.id)
+          SELECT target.id::text AS id, target.automatic FROM target`);
+        if (answered && !answered.automatic) await matchTransactions(tx);
+        return answered;
+      }),
+
+    /** How the transactions of each pair match today (design 8.3), for the Console to say what an answer changes. */
+    transactionCounts: () =>
+      db.any(sql.type(TransactionCountsSchema)`
+        SELECT m.id::text AS id,
+          count(*) FILTER (WHERE side = 1 AND t.twin IS NOT NULL)::int AS both,
+          count(*) FILTER (WHERE side = 1 AND t.twin IS NULL)::int AS only_first,
+          count(*) FILTER (WHERE side = 2 AND t.twin IS NULL)::int AS only_second
+        FROM finance_account_matches m
+        JOIN finance_accounts fa ON fa.connection_id = m.first_connection_id AND fa.source_id = m.first_source_id
+        JOIN finance_accounts sa ON sa.connection_id = m.second_connection_id AND sa.source_id = m.second_source_id
+        CROSS JOIN LATERAL (VALUES (1, fa.id), (2, sa.id)) AS s(side, account_id)
+        JOIN LATERAL (
+          SELECT coalesce(x.possible_twin_id, x.merged_into,
+            (SELECT y.id FROM finance_transactions y WHERE y.merged_into = x.id LIMIT 1)) AS twin
+          FROM finance_transactions x WHERE x.account_id = s.account_id
+        ) t ON true
+        GROUP BY m.id`),
   };
 }
 

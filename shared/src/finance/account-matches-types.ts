@@ -37,6 +37,12 @@ export const AccountMatchViewSchema = z.object({
   /** The earlier connection's account: the one agents see when the pair is merged. */
   first: MatchSideViewSchema,
   second: MatchSideViewSchema,
+  /**
+   * The accounts' transactions as matched one by one today (design 8.3): `both`, real transactions both
+   * copies have (merged when the pair is the same, possible twins while it is open); `onlyFirst` and
+   * `onlySecond`, those only one copy has, which agents always see.
+   */
+  transactions: z.object({ both: z.number(), onlyFirst: z.number(), onlySecond: z.number() }),
 });
 export type AccountMatchView = z.infer<typeof AccountMatchViewSchema>;
 

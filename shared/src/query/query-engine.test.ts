@@ -24,6 +24,8 @@ function transaction(i: number) {
     currency: 'EUR',
     description: i === 5 ? 'Café "Zur Börse" 100%_off' : `purchase ${i}`,
     merchant_name: i % 5 === 0 ? null : `Shop ${i % 6}`,
+    // The source's word; these are words of the category set, so category reads the same (design 8.3).
+    provider_category: ['groceries', 'transport', 'dining'][i % 3],
     category: ['groceries', 'transport', 'dining'][i % 3],
     pending: i % 10 === 0,
   };
@@ -213,7 +215,7 @@ describe('aggregate', () => {
     [{ aggregate: { metrics: [{ fn: 'avg' }] } }, 'avg needs a field'],
     [{ aggregate: { metrics: [{ fn: 'count' }] }, cursor: 'x' }, 'not a cursor this gateway issued'],
     [{ aggregate: { group_by: ['category'], metrics: [{ fn: 'count' }] }, order_by: [{ field: 'amount', direction: 'asc' }] }, "order_by.0: 'amount' is not an output of this aggregate; order by one of: category, count"],
-    [{ aggregate: { group_by: [{ field: 'amount', bucket: 'week' }], metrics: [{ fn: 'count' }] } }, "aggregate.group_by.0.field: field 'amount' cannot be used here; date or timestamp fields: synced_at, posted_on, authorized_on"],
+    [{ aggregate: { group_by: [{ field: 'amount', bucket: 'week' }], metrics: [{ fn: 'count' }] } }, "aggregate.group_by.0.field: field 'amount' cannot be used here; date or timestamp fields: synced_at, posted_on, authorized_on, date"],
   ])('refuses misuse: %j', async (input, message) => {
     await expect(q(input)).rejects.toThrow(message);
   });

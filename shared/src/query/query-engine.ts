@@ -7,7 +7,8 @@ import { limitLowered, QueryInputSchema, type ParsedQueryInput, type QueryResult
 import { EXPECTED_TEXT, planQuery, type QueryPlan } from './query-plan.ts';
 import { isStorableText } from './query-values.ts';
 import { looksRelative } from './query-dates.ts';
-import { aggregateSql, cursorColumn, pageSql } from './query-sql.ts';
+import { aggregateSql, cursorColumn, pageSql, possibleTwinsSql, subtractableMetrics } from './query-sql.ts';
+import { pageTwinNotes, twinField, withoutTwins } from './query-twins.ts';
 import { sizedPage } from './query-page.ts';
 import { computedSql } from './query-computed.ts';
 import { visibleRowsSql } from './query-visible.ts';
@@ -85,13 +86,27 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
         (await cursors()).encode(shapeOf(), plan.order.map((_, i) => (last[cursorColumn(i)] as string | null) ?? null));
 
       if (plan.aggregate) {
-        const rows = await rowsOf(plan, aggregateSql(plan, plan.aggregate, cursorValues), cursorValues !== undefined);
-        const outputs = [...plan.aggregate.groupBy.map((group) => group.alias), ...plan.aggregate.metrics.map((metric) => metric.alias)];
-        return sizedPage(object.name, rows, plan.limit, projector(outputs), nextCursor, extra);
+        const aggregate = plan.aggregate;
+        // Beside the groups, in parallel: what the later copies of possible twins add (design 8.3).
+        const twinsAsked = object.possibleTwins && subtractableMetrics(aggregate).length > 0;
+        const [groups, twinRows] = await Promise.all([
+          rowsOf(plan, aggregateSql(plan, aggregate, cursorValues), cursorValues !== undefined),
+          twinsAsked ? rowsOf(plan, possibleTwinsSql(plan, aggregate)) : Promise.resolve([]),
+        ]);
+        const outputs = [...aggregate.groupBy.map((group) => group.alias), ...aggregate.metrics.map((metric) => metric.alias)];
+        if (twinRows.length === 0) return sizedPage(object.name, groups, plan.limit, projector(outputs), nextCursor, extra);
+        const twins = withoutTwins(object, aggregate, groups, twinRows);
+        const withTwins = [...outputs, ...Object.keys(twins.rows[0] ?? {}).filter((name) => name.endsWith('_without_possible_twins'))];
+        return sizedPage(object.name, twins.rows, plan.limit, projector(withTwins), nextCursor, { ...extra, ...(twins.notes.length > 0 ? { notes: twins.notes } : {}) });
       }
 
-      const rows = await rowsOf(plan, pageSql(plan, cursorValues), cursorValues !== undefined);
-      return sizedPage(object.name, rows, plan.limit, projector(plan.select.map((f) => f.name)), nextCursor, extra);
+      // A page of an object with twins reads possible_twin_id even when not selected, to say when it holds both rows of a pair.
+      const twin = twinField(object);
+      const served = plan.select.map((f) => f.name);
+      const read = twin && !plan.select.includes(twin) ? { ...plan, select: [...plan.select, twin] } : plan;
+      const rows = await rowsOf(read, pageSql(read, cursorValues), cursorValues !== undefined);
+      const notes = twin ? pageTwinNotes(object, rows.slice(0, plan.limit)) : [];
+      return sizedPage(object.name, rows, plan.limit, projector(served), nextCursor, notes.length > 0 ? { ...extra, notes } : extra);
     },
 
     async getRecord(object, id) {

@@ -35,7 +35,7 @@ async function pagePlan(input: Record<string, unknown>): Promise<PlanNode[]> {
 
 describe('pages in the natural order are read off the order index, with no sort', () => {
   it.each([
-    ['finance.transaction', 'finance_transactions_posted_idx'],
+    ['finance.transaction', 'finance_transactions_date_idx'],
     ['health.sample', 'health_samples_start_idx'],
     ['mail.message', 'mail_messages_received_idx'],
     ['calendar.event', 'calendar_events_start_idx'],
@@ -49,7 +49,7 @@ describe('pages in the natural order are read off the order index, with no sort'
   it('also with a filter the index does not cover', async () => {
     const nodes = await pagePlan({ object: 'finance.transaction', where: [{ field: 'category', op: 'eq', value: 'dining' }], limit: 20 });
     expect(nodes.map((node) => node['Node Type'])).not.toContain('Incremental Sort');
-    expect(nodes.map((node) => node['Index Name'])).toContain('finance_transactions_posted_idx');
+    expect(nodes.map((node) => node['Index Name'])).toContain('finance_transactions_date_idx');
   });
 });
 

@@ -134,6 +134,8 @@ export type QueryResult = {
   /** Set when the limit asked for was above MAX_LIMIT: the limit served instead, and a sentence saying so. */
   limit_lowered_to?: number;
   limit_notice?: string;
+  /** What to know about these rows before counting them: both rows of a pair of possible twins (design 8.3). */
+  notes?: string[];
 };
 
 /** A limit above the maximum is lowered, never refused, and the page says so (issue 34). */

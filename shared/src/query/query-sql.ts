@@ -251,3 +251,35 @@ export function aggregateSql(plan: QueryPlan, aggregate: AggregatePlan, cursorVa
     ${ordering}
     LIMIT ${plan.limit + 1}`;
 }
+
+/** The metrics of an aggregate that a subtraction can give without the possible twins: counts and sums. */
+export const subtractableMetrics = (aggregate: AggregatePlan) => aggregate.metrics.filter((metric) => metric.fn === 'count' || metric.fn === 'sum');
+
+/**
+ * Per group, what the later copy of each pair of possible twins (design 8.3) adds to the group's counts and
+ * sums, counting only pairs whose two rows both pass the filters and fall in the same group. The rows are
+ * read once through the partial index on rows that have a twin (none at all in most caches).
+ */
+export function possibleTwinsSql(plan: QueryPlan, aggregate: AggregatePlan) {
+  const metrics = subtractableMetrics(aggregate);
+  const groups = aggregate.groupBy.map((group) => sql.fragment`${groupSql(group, aggregate.zone)} AS ${sql.identifier([group.alias])}`);
+  const values = metrics.flatMap((metric, i) => (metric.field ? [sql.fragment`${column(metric.field)} AS ${sql.identifier([`m:${i}`])}`] : []));
+  const sameGroup = aggregate.groupBy.map((group) => sql.fragment`o.${sql.identifier([group.alias])} IS NOT DISTINCT FROM r.${sql.identifier([group.alias])}`);
+  const outer = metrics.map((metric, i) => {
+    const value = sql.identifier(['r', `m:${i}`]);
+    const fn = metric.field ? (metric.fn === 'count' ? sql.fragment`count(${value})` : sql.fragment`sum(${value})`) : sql.fragment`count(*)`;
+    return sql.fragment`${fn} AS ${sql.identifier([metric.alias])}`;
+  });
+  const outputs = aggregate.groupBy.map((group) => sql.identifier(['r', group.alias]));
+  return sql.fragment`
+    WITH twins AS (
+      SELECT ${sql.join([sql.fragment`id`, sql.fragment`possible_twin_id`, sql.fragment`possible_twin_is_later`, ...groups, ...values], COMMA)}
+      FROM ${tableOf(plan.object)}
+      WHERE ${whereSql(plan, [sql.fragment`possible_twin_id IS NOT NULL`, ...plan.filters.map(filterSql)])}
+    )
+    SELECT ${sql.join([...outputs, ...outer], COMMA)}
+    FROM twins r JOIN twins o ON o.id = r.possible_twin_id
+    WHERE ${sql.join([sql.fragment`r.possible_twin_is_later`, ...sameGroup], sql.fragment` AND `)}
+    ${outputs.length === 0 ? sql.fragment`` : sql.fragment`GROUP BY ${sql.join(outputs, COMMA)}`}
+    HAVING count(*) > 0`;
+}

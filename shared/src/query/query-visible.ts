@@ -13,7 +13,8 @@ const MERGED_IDS = sql.fragment`(SELECT finance_merged_account_ids())::text[]`;
 /**
  * The condition every read of an object adds to its own (the base filter): rows of an account merged
  * into another connection's copy (spec 2.1; the view `finance_merged_accounts`) are left out, so a
- * merged account appears once and none of its transactions counts twice. TRUE for other objects.
+ * merged account appears once and none of its transactions counts twice; of its transactions only those
+ * the first copy also has are left out. TRUE for other objects.
  */
 export const visibleRowsSql = builtOncePer((object: ObjectDef): FragmentSqlToken => {
   const self = (column: string) => sql.identifier([object.table, column]);
@@ -22,6 +23,9 @@ export const visibleRowsSql = builtOncePer((object: ObjectDef): FragmentSqlToken
       return sql.fragment`${self('id')} <> ALL (${MERGED_IDS})`;
     case 'account_rows':
       return sql.fragment`(${self('account_id')} IS NULL OR ${self('account_id')} <> ALL (${MERGED_IDS}))`;
+    case 'transactions':
+      // Matched one by one (design 8.3): only a row that is another copy's transaction is left out.
+      return sql.fragment`${self('merged_into')} IS NULL`;
     default:
       return sql.fragment`TRUE`;
   }

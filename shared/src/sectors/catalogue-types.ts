@@ -78,9 +78,17 @@ export type ObjectDef = {
   spans?: ReadonlyArray<{ start: string; end: string }>;
   /**
    * Rows every read leaves out because two connections deliver the same account (spec 2.1): `account`,
-   * the merged-away account itself; `account_rows`, the rows whose `account_id` names one.
+   * the merged-away account itself; `account_rows`, the rows whose `account_id` names one; `transactions`,
+   * the rows matched one by one to a row of the first copy (design 8.3, column `merged_into`).
    */
-  hidesMerged?: 'account' | 'account_rows';
+  hidesMerged?: 'account' | 'account_rows' | 'transactions';
+  /**
+   * Rows may carry `possible_twin_id` (design 8.3): a result holding both rows of a pair says so in its
+   * `notes`, and an aggregate gives its counts and sums without the later copy too.
+   */
+  possibleTwins?: boolean;
+  /** Columns of the table that are bookkeeping for reads, never served (the merge marks of design 8.3). */
+  internalColumns?: readonly string[];
   /** Order used when a query names none; `id` is always appended as the tiebreak. */
   defaultOrder: ReadonlyArray<{ field: string; direction: 'asc' | 'desc' }>;
 };

@@ -77,7 +77,8 @@ export function transactionRecord(tx: PlaidTransaction, accountGatewayId: string
     currency: currencyOf(tx.iso_currency_code),
     description: tx.name ?? '',
     merchant_name: tx.merchant_name ?? null,
-    category: tx.personal_finance_category?.primary ?? null,
+    // The detailed category tells groceries from restaurants; the catalogue maps it into its own set (design 8.3).
+    provider_category: tx.personal_finance_category?.detailed ?? tx.personal_finance_category?.primary ?? null,
     pending: tx.pending,
   };
 }

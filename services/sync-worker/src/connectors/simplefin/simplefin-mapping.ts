@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { inferredAccountKind, mccCategory, owesMoney } from '@pcg/shared/finance';
 
 /**
  * The bridge's Account Set (reference §2.3), read leniently: the bridge adds fields of its own (`extra`,
@@ -17,6 +18,9 @@ const TransactionSchema = z.object({
   transacted_at: EpochSeconds.optional(),
   pending: z.boolean().optional(),
   payee: z.string().max(500).optional(),
+  // A guess at its place: the Bridge's change notes add an `mcc` (ISO 18245) field without saying where
+  // (reference 2.3, [SF-V2]); read on the transaction, as a string or a number, when it is there.
+  mcc: z.union([z.string().max(8), z.number().int()]).optional(),
 });
 
 const HoldingSchema = z.object({
@@ -129,16 +133,32 @@ const currencyOf = (value: string | undefined): string | null => (value && /^[A-
 /** Transaction and holding source ids are unique within their account only: prefixed with the account's key (which holds no `:`). */
 export const childPrefix = (accountKey: string) => `${accountKey}:`;
 
+/** A decimal string with the other sign (zero stays unsigned). */
+const negated = (value: string | undefined): string | undefined =>
+  value === undefined ? undefined : /^-?0(\.0*)?$/.test(value) ? value.replace(/^-/, '') : value.startsWith('-') ? value.slice(1) : `-${value}`;
+
+/**
+ * The bridge names no account type (reference 2.4): type and subtype are inferred from the name (shared
+ * finance/account-types.ts). A debt is a negative balance at the bridge, whose amounts are positive when money
+ * enters the account (so a card purchase lowers it); for a credit or loan account the catalogue's balance is the
+ * amount owed, a positive number, so the sign turns. The card sign is unconfirmed in the reference: this
+ * follows from the transaction sign, not from a sample.
+ */
 export function accountRecord(account: BridgeAccount, key: string, institution: Institution) {
+  const kind = inferredAccountKind(account.name, (account.holdings?.length ?? 0) > 0);
+  const owed = owesMoney(kind);
+  const balance = decimalOf(account.balance);
   return {
     source_id: key,
     institution_name: institution.name,
     institution_domain: institution.domain,
     name: account.name,
     mask: maskOf(account.name),
+    type: kind.type,
+    subtype: kind.subtype,
     currency: currencyOf(account.currency),
-    balance_current: decimalOf(account.balance) ?? null,
-    balance_available: decimalOf(account['available-balance']) ?? decimalOf(account.balance) ?? null,
+    balance_current: (owed ? negated(balance) : balance) ?? null,
+    balance_available: owed ? null : (decimalOf(account['available-balance']) ?? balance ?? null),
     balance_as_of: instantOf(account['balance-date']),
   };
 }
@@ -159,6 +179,7 @@ export function transactionRecord(account: BridgeAccount, key: string, accountGa
     currency: currencyOf(account.currency),
     description: tx.description,
     merchant_name: tx.payee ?? null,
+    provider_category: mccCategory(tx.mcc),
     pending: tx.pending === true || tx.posted === 0,
   };
 }

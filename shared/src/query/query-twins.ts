@@ -1,0 +1,77 @@
+import type { FieldDef, ObjectDef } from '../sectors/index.ts';
+import type { AggregatePlan } from './query-plan.ts';
+
+type Row = Record<string, unknown>;
+
+/** The suffix of an aggregate output that leaves the later copy of each pair of possible twins out (design 8.3). */
+export const WITHOUT_TWINS_SUFFIX = '_without_possible_twins';
+
+const TWIN_FIELD = 'possible_twin_id';
+
+/** The field a page must read to tell whether it holds both rows of a pair, when the object has twins. */
+export function twinField(object: ObjectDef): FieldDef | undefined {
+  return object.possibleTwins ? object.fields.find((field) => field.name === TWIN_FIELD) : undefined;
+}
+
+const what = (object: ObjectDef) => object.name.split('.').at(-1) ?? object.name;
+
+/** The `notes` entry of a page holding both rows of at least one pair: which rows, and what to do. */
+export function pageTwinNotes(object: ObjectDef, rows: readonly Row[]): string[] {
+  const ids = new Set(rows.map((row) => row.id));
+  const pairs: string[] = [];
+  for (const row of rows) {
+    const twin = row[TWIN_FIELD];
+    if (typeof twin === 'string' && ids.has(twin) && String(row.id) < twin) pairs.push(`${String(row.id)} and ${twin}`);
+  }
+  if (pairs.length === 0) return [];
+  const noun = what(object);
+  return [
+    `This result holds both rows of ${pairs.length === 1 ? 'a pair' : `${pairs.length} pairs`} that may be the same ${noun} reported by two connections whose accounts await the operator's answer (possible_twin_id): ${pairs.join('; ')}. Count one ${noun} of each pair unless you know they differ.`,
+  ];
+}
+
+/** An exact decimal difference of two decimal strings or numbers (counts come as strings, sums as decimal text). */
+export function decimalMinus(a: unknown, b: unknown): string | null {
+  if (a === null || a === undefined) return null;
+  if (b === null || b === undefined) return String(a);
+  const parse = (value: unknown) => {
+    const text = String(value);
+    const negative = text.startsWith('-');
+    const [whole = '0', fraction = ''] = text.replace(/^[-+]/, '').split('.');
+    return { negative, whole, fraction };
+  };
+  const x = parse(a);
+  const y = parse(b);
+  const scale = Math.max(x.fraction.length, y.fraction.length);
+  const big = (p: ReturnType<typeof parse>) => (p.negative ? -1n : 1n) * BigInt(`${p.whole}${p.fraction.padEnd(scale, '0')}` || '0');
+  const difference = big(x) - big(y);
+  const sign = difference < 0n ? '-' : '';
+  const digits = (difference < 0n ? -difference : difference).toString().padStart(scale + 1, '0');
+  return scale === 0 ? `${sign}${digits}` : `${sign}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+}
+
+/**
+ * The groups with `<metric>_without_possible_twins` beside each count and sum, and the `notes` entry, when
+ * some group holds both rows of a pair; the groups unchanged and no note otherwise. `twinRows` are what the
+ * later copies add per group (query-sql's possibleTwinsSql).
+ */
+export function withoutTwins(object: ObjectDef, aggregate: AggregatePlan, groups: readonly Row[], twinRows: readonly Row[]): { rows: Row[]; notes: string[] } {
+  if (twinRows.length === 0) return { rows: [...groups], notes: [] };
+  const keyOf = (row: Row) => JSON.stringify(aggregate.groupBy.map((group) => row[group.alias] ?? null));
+  const byGroup = new Map(twinRows.map((row) => [keyOf(row), row]));
+  const metrics = aggregate.metrics.filter((metric) => metric.fn === 'count' || metric.fn === 'sum');
+  const rows = groups.map((group) => {
+    const twins = byGroup.get(keyOf(group));
+    const added: Row = {};
+    for (const metric of metrics) added[`${metric.alias}${WITHOUT_TWINS_SUFFIX}`] = twins ? decimalMinus(group[metric.alias], twins[metric.alias]) : (group[metric.alias] ?? null);
+    return { ...group, ...added };
+  });
+  const counted = metrics.map((metric) => `${metric.alias}${WITHOUT_TWINS_SUFFIX}`).join(', ');
+  const noun = what(object);
+  return {
+    rows,
+    notes: [
+      `Some groups hold both rows of a pair that may be the same ${noun} reported by two connections whose accounts await the operator's answer (possible_twin_id). ${counted || 'Counts and sums'} give each group's total with the later connection's copy of each pair left out; use ${metrics.length > 0 ? 'them' : 'a count or sum'} unless you know the two differ.`,
+    ],
+  };
+}
