@@ -313,10 +313,17 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     if (recent.length > perMinuteOf(path)) throw new PlaidFailure(429, { error_type: 'RATE_LIMIT_EXCEEDED', error_code: code, error_message: message, display_message: null });
   }
 
-  /** The products the item was initialised with (`products` or an `optional_products` the bank supports). */
+  /**
+   * The products the item was initialised with (`products`, or an `optional_products` the bank supports: [PL-OAS]
+   * LinkTokenCreateRequest) and those the person consented to (`consented_products`, [PL-OAS] Item).
+   */
   const productsOf = (item: Item) => item.seed.products ?? (item.seed.holdings.length > 0 ? ['investments', 'transactions'] : ['transactions']);
   const consentedOf = (item: Item) => item.seed.consentedProducts ?? ['transactions', 'investments'];
 
+  /**
+   * [PL-OAS] ItemWithConsentFields; `error` is non-null only here, data endpoints answer the error itself
+   * (providers.md §1.5). guess: `available_products` (what could still be added) is balance alone.
+   */
   const itemView = (item: Item) => ({
     item_id: item.itemId,
     institution_id: item.seed.institution.institution_id,
@@ -337,6 +344,8 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     state.nextSeed = null;
     const item: Item = {
       itemId: randomBytes(12).toString('base64url'),
+      // providers.md §1.1: `access-<environment>-<identifier>`; it never expires, only /item/remove revokes it. The
+      // double's tokens always say `sandbox` (tests look for these prefixes in logs), whichever limits apply.
       accessToken: `access-sandbox-${randomUUID()}`,
       seed,
       accounts: seed.accounts,
@@ -361,9 +370,17 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     return token;
   }
 
-  /** `/transactions/sync` (reference §1.4). */
+  /**
+   * `/transactions/sync` (providers.md §1.4, [PL-OAS] TransactionsSyncRequest/Response): `count` default 100 (1–500
+   * is enforced by the schema check); opaque cursors; added/modified/removed in ascending change order; `removed`
+   * rows carry only the two ids; `accounts` lists only accounts with transactions (no investment account); an item
+   * whose first data is not ready answers empty lists, an empty `next_cursor` and NOT_READY (Plaid says it "can":
+   * a test turns it on with `startNotReady`/`state.startNotReady`, the contract suite's connectors meet it in
+   * test/sources/plaid.test.ts); the cursor reached at `has_more: false` stays valid.
+   * guess: an unknown cursor is INVALID_FIELD (the file does not say what an invalid cursor answers).
+   */
   function sync(item: Item, body: Record<string, unknown>) {
-    const count = typeof body.count === 'number' ? Math.min(Math.max(Math.trunc(body.count), 1), 500) : 100;
+    const count = typeof body.count === 'number' ? body.count : 100;
     const given = typeof body.cursor === 'string' && body.cursor !== '' ? body.cursor : undefined;
     const start = given === undefined ? { itemId: item.itemId, from: 0, snapshot: item.seq, offset: 0 } : cursors.get(given);
     if (!start || start.itemId !== item.itemId) throw fail(400, 'INVALID_INPUT', 'INVALID_FIELD', 'cursor is not valid for this item');
@@ -371,6 +388,7 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     if (!item.ready) {
       return { added: [], modified: [], removed: [], next_cursor: given ?? '', has_more: false, accounts: [], transactions_update_status: 'NOT_READY' };
     }
+    // providers.md §1.4 [PL-TXERR]: data that changes between two pages of one loop fails the later page.
     if (start.offset > 0 && item.mutateOnNextPage) {
       item.mutateOnNextPage = false;
       const first = item.accounts[0]?.account_id ?? 'acc';
@@ -425,7 +443,8 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
   async function route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const hosted = /^\/hosted\/([^/]+)$/.exec(url.pathname);
     if (hosted?.[1] && req.method === 'GET') {
-      // The person links their bank at the hosted page and is sent to the completion redirect.
+      // The person links their bank at the hosted page and is sent to the completion redirect ([PL-OAS]
+      // LinkTokenCreateHostedLink `completion_redirect_uri`). guess: the page itself (Plaid's is a full Link UI).
       const session = completeLink(decodeURIComponent(hosted[1]));
       requests.push({ path: url.pathname, at: Date.now(), accessToken: null, credentialsIn: 'none', cursor: null, updateMode: false, status: 200, body: null, plaidVersion: null, answer: null });
       if (session.completionRedirect) {
@@ -441,6 +460,7 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
     // guess: another method on a known path answers the same NOT_FOUND.
     if (req.method !== 'POST') throw invalidRequest('NOT_FOUND', 'not found');
     const body = await readBody(req);
+    // The double's own route (not Plaid's): a test completes a link without a browser.
     if (url.pathname === '/test/link/complete') {
       const session = completeLink(String(body.link_token ?? ''));
       return send(res, 200, { public_token: session.publicToken, redirect: session.completionRedirect });
@@ -531,6 +551,8 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
         limit(item, url.pathname);
         return send(res, 200, { item: itemView(item), status: { transactions: { last_successful_update: new Date().toISOString(), last_failed_update: null } }, request_id });
       }
+      // providers.md §1.3 [PL-OAS] ItemRemoveRequest; [PL-ERR-item] ITEM_NOT_FOUND: an item "previously removed via
+      // /item/remove". guess: a token never issued is ITEM_NOT_FOUND here too (other endpoints: INVALID_ACCESS_TOKEN).
       case '/item/remove': {
         const token = body.access_token;
         if (typeof token !== 'string') throw fail(400, 'INVALID_REQUEST', 'MISSING_FIELDS', 'the following required fields are missing: access_token');
@@ -542,11 +564,15 @@ export async function startPlaidDouble(options: PlaidDoubleOptions = {}) {
         removedTokens.set(token, { itemId: item.itemId, at: Date.now() });
         return send(res, 200, { request_id });
       }
+      // [PL-OAS] InstitutionsGetByIdRequest/Institution; [PL-ERR-invalid-input] INVALID_INSTITUTION "invalid institution_id provided".
+      // guess: the institution's `products` and `country_codes` (the double knows only what its items use).
       case '/institutions/get_by_id': {
         const institution = [...items.values()].map((item) => item.seed.institution).find((candidate) => candidate.institution_id === body.institution_id);
         if (!institution) throw fail(400, 'INVALID_INPUT', 'INVALID_INSTITUTION', 'invalid institution_id provided');
         return send(res, 200, { institution: { ...institution, products: ['transactions'], country_codes: ['US'], oauth: false, routing_numbers: [] }, request_id });
       }
+      // providers.md §1.3: both answer accounts and item; an item error is the answer itself ([PL-ERR-item], HTTP 400).
+      // guess: balance/get's live refresh is not played (the balances are those of /accounts/get).
       case '/accounts/get':
       case '/accounts/balance/get': {
         const item = itemOf(body);
