@@ -71,7 +71,7 @@ describe('the Google connectors and the Google double against Google\'s discover
     ['calendar', 'Calendar v3'],
     ['people', 'People v1'],
     ['gmail', 'Gmail v1'],
-  ] as const)('%s (%s): every request a full and an incremental sync send names the method\'s own parameters with their types, and every answer fits the method\'s response schema', async (api) => {
+  ] as const)('%s (%s): every request a full and an incremental sync send names the method\'s own parameters with their types, and every answer fits the method\'s response schema', async (api, _title) => {
     const from = google.state.exchanges.length;
     if (api === 'calendar') {
       await twoSyncs((context) => calendarAndContacts().sync?.(context), 'google', 'calendar', () => {

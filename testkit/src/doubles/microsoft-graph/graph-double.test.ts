@@ -24,13 +24,15 @@ const get = async (url: string): Promise<{ status: number; body: Page }> => {
 /** One whole delta round from `url`: every item, and the deltaLink it ends with. */
 async function round(url: string): Promise<{ items: Array<Record<string, unknown>>; deltaLink: string }> {
   const items: Array<Record<string, unknown>> = [];
-  let next: string | undefined = url;
+  let next = url;
   for (;;) {
     const { status, body } = await get(next);
     expect(status).toBe(200);
     items.push(...body.value);
     if (body['@odata.deltaLink']) return { items, deltaLink: body['@odata.deltaLink'] };
-    next = body['@odata.nextLink'];
+    const link = body['@odata.nextLink'];
+    if (!link) throw new Error('a delta page with neither a nextLink nor a deltaLink');
+    next = link;
   }
 }
 const start = Date.UTC(2030, 0, 7, 9);
