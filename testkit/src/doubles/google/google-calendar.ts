@@ -107,6 +107,8 @@ export function createCalendarPart(options: { now: number; tick: () => number })
     if (query.get('showDeleted') === 'false' && syncToken) return googleError(res, 400, 'invalid', 'showDeleted=false is not allowed with a syncToken.');
     const opened = syncToken ? opaque.open<{ calendarId: string; seq: number; generation: number; singleEvents: boolean }>(syncToken) : undefined;
     if (syncToken && (!opened || opened.calendarId !== calendar.id)) return googleError(res, 400, 'invalid', 'Invalid sync token value.');
+    // Sync guide ("Full sync required by server"): 410 Gone; the reason and message as Google sends them
+    // (reference §7.1 [GC-ERR]; the message quoted in bmathews/menubar-calendar issue 20).
     if (opened && opened.generation !== generation) return googleError(res, 410, 'fullSyncRequired', 'Sync token is no longer valid, a full sync is required.');
     const singleEvents = query.get('singleEvents') === 'true';
     if (opened && opened.singleEvents !== singleEvents) return googleError(res, 400, 'invalid', 'singleEvents must match the initial full sync.');

@@ -33,10 +33,15 @@ export function createPeoplePart(options: { now: number; tick: () => number }) {
 
   function list(res: ServerResponse, query: URLSearchParams) {
     const personFields = query.get('personFields');
+    // connections.list reference: `personFields` is required (the discovery document cannot say so: it marks
+    // no query parameter required); the message is the one Google answers with (a guess at its exact words).
     if (!personFields) return googleError(res, 400, 'INVALID_ARGUMENT', 'personFields mask is required. Please specify one or more valid paths.', { status: 'INVALID_ARGUMENT', details: true });
     const syncToken = query.get('syncToken');
     const opened = syncToken ? opaque.open<{ seq: number; generation: number; personFields: string }>(syncToken) : undefined;
     if (syncToken && (!opened || opened.personFields !== personFields)) return googleError(res, 400, 'INVALID_ARGUMENT', 'Request must match the one that produced the sync token.', { status: 'INVALID_ARGUMENT', details: true });
+    // An expired token is HTTP 400 with this message (garrytan/gbrain issue 5127 and freed-project/freed pull
+    // request 1993 quote the answer; reference §7.2 left the status unconfirmed); FAILED_PRECONDITION and the
+    // ErrorInfo reason EXPIRED_SYNC_TOKEN are the People API reference's (connections.list, `syncToken`).
     if (opened && opened.generation !== generation) {
       return googleError(res, 400, 'EXPIRED_SYNC_TOKEN', 'Sync token is expired. Clear local cache and retry call without the sync token.', { status: 'FAILED_PRECONDITION', details: true });
     }
