@@ -3,6 +3,7 @@ import { agentsCommands, type CommandInput } from './agents-commands.ts';
 import { CommandFailed, EXIT, UsageError } from './cli-errors.ts';
 import { consoleUrl, createConsoleClient } from './console-client.ts';
 import { auditTail, auditVerify, connectionsCommands, status } from './other-commands.ts';
+import { connectionsCheck } from './connections-check-command.ts';
 import type { Io } from './output.ts';
 
 export const USAGE = `usage: pcg <command> [options]
@@ -18,6 +19,7 @@ export const USAGE = `usage: pcg <command> [options]
   status
   connections list
   connections sync|pause|resume <id>
+  connections check <id>   runs the connection's checks against its source; exit 1 when a step failed
   mcp        the operator's stdio MCP session, with every sector (for your own local MCP client)
 
 options:
@@ -32,7 +34,7 @@ type Handler = (input: CommandInput) => Promise<void>;
 const GROUPS: Record<string, Record<string, Handler> | Handler> = {
   agents: agentsCommands,
   audit: { tail: auditTail, verify: auditVerify },
-  connections: connectionsCommands,
+  connections: { ...connectionsCommands, check: connectionsCheck },
   status,
 };
 

@@ -10,7 +10,7 @@ import type { LiveRequester } from '@pcg/shared/live';
 import type { Logger } from '@pcg/shared/logger';
 import { createMetrics, type Metrics } from '@pcg/shared/metrics';
 import { createQueryEngine } from '@pcg/shared/query';
-import type { SignInRequester, SyncProducer } from '@pcg/shared/queues';
+import type { CheckRequester, SignInRequester, SyncProducer } from '@pcg/shared/queues';
 import { createReadService } from '@pcg/shared/reads';
 import type { Redis } from '@pcg/shared/redis';
 import { createSettingsEventPublisher, createSettingsService } from '@pcg/shared/settings';
@@ -24,6 +24,7 @@ import { registerAuditRoutes } from './routes/audit.ts';
 import { createLedgerVerifier, registerAuditVerifyRoute } from './routes/audit-verify.ts';
 import { registerConnectRoutes } from './routes/connect.ts';
 import { registerConnectionRoutes } from './routes/connections.ts';
+import { registerConnectionCheckRoute } from './routes/connection-check.ts';
 import { createSignInService } from './sign-ins/sign-in-service.ts';
 import { registerHealthzRoute } from './routes/healthz.ts';
 import { refuseUndecodablePush, registerIngestRoutes } from './routes/ingest.ts';
@@ -60,7 +61,13 @@ export type ConsoleAppDeps = {
    * The sync producer and credentials key behind the connection, sign-in and push-ingest routes; without
    * them those routes are absent. `signIns` awaits code exchanges on the sync-worker and takes item removals.
    */
-  sources?: { sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>; credentialsKey: Buffer; signIns?: Pick<SignInRequester, 'exchange' | 'claim' | 'linkStart' | 'linkExchange' | 'removeItem'> };
+  sources?: {
+    sync: Pick<SyncProducer, 'schedule' | 'unschedule' | 'requestSync'>;
+    credentialsKey: Buffer;
+    signIns?: Pick<SignInRequester, 'exchange' | 'claim' | 'linkStart' | 'linkExchange' | 'removeItem'>;
+    /** The connection check's jobs for the sync-worker (issue 32). */
+    checks?: Pick<CheckRequester, 'check' | 'checkCredentials'>;
+  };
   /** This process's counters, served with the other processes' on `/metrics`; default a new set. */
   metrics?: Metrics;
 };
@@ -121,6 +128,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerSettingsRoutes(app, { settings: createSettingsService({ db, events: createSettingsEventPublisher(redis, config), audit, log }) });
   if (sources && sourcesDeps) {
     registerConnectionRoutes(app, sourcesDeps.connections);
+    registerConnectionCheckRoute(app, sourcesDeps.checks);
     registerConnectRoutes(
       app,
       createSignInService({

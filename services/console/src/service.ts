@@ -2,7 +2,7 @@ import type { AuditRecorder } from '@pcg/shared/audit';
 import { loadCredentialsKey } from '@pcg/shared/crypto';
 import type { Logger } from '@pcg/shared/logger';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
-import { createLiveRequester, createSignInRequester, openSyncProducer } from '@pcg/shared/queues';
+import { createCheckRequester, createLiveRequester, createSignInRequester, openSyncProducer } from '@pcg/shared/queues';
 import { buildApp } from './app.ts';
 import type { ConsoleConfig } from './config.ts';
 
@@ -24,7 +24,9 @@ export async function startConsole(config: ConsoleConfig, log: Logger, options: 
     // A code exchange includes the provider's token and account answers: twice a live read's time.
     const signIns = await createSignInRequester(config, log, config.LIVE_TIMEOUT_MS * 2);
     opened.push(signIns);
-    const app = buildApp({ config, log, db: infra.db, redis: infra.redis, live, audit: options.audit, sources: { sync, credentialsKey, signIns }, auditSpoolDir: config.DATA_DIR });
+    const checks = await createCheckRequester(config, log);
+    opened.push(checks);
+    const app = buildApp({ config, log, db: infra.db, redis: infra.redis, live, audit: options.audit, sources: { sync, credentialsKey, signIns, checks }, auditSpoolDir: config.DATA_DIR });
     const address = await app.listen({ host: config.BIND_HOST, port: config.REST_PORT });
     return {
       ...infra,

@@ -21,6 +21,7 @@ import { refreshThroughSignIns } from './sign-ins/refresh-credentials.ts';
 import { createTokenRefresher } from './sign-ins/token-refresh.ts';
 import { createLiveRunner } from './live/live-runner.ts';
 import { createConnectionStore } from './sync/connection-store.ts';
+import { createCheckRunner } from './check/check-runner.ts';
 import { createScheduleReconciler, reconcileSchedules, type ScheduleReconciler } from './sync/schedule-reconciler.ts';
 import { createSyncRunner } from './sync/sync-runner.ts';
 import { createAccountMatchService } from '@pcg/shared/finance';
@@ -45,6 +46,11 @@ export type SyncWorkerOptions = {
 };
 
 export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: SyncWorkerOptions = {}): Promise<RunningSyncWorker> {
+/** The connection check's two jobs on the `live` queue (issue 32). */
+function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<string, JobHandler> {
+  return { check_connection: runner.runConnectionCheck as JobHandler, check_credentials: runner.runCredentialCheck as JobHandler };
+}
+
   const rebaseUrl = createOriginRebaser(config);
   const icloud = icloudOptions(config);
   if (config.ICLOUD_RESOLVE.size > 0) log.warn({ names: [...config.ICLOUD_RESOLVE.keys()] }, 'ICLOUD_RESOLVE sends these iCloud names to local servers');
@@ -78,7 +84,11 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
       startQueueWorker('sync', { sync: createSyncRunner(common) as JobHandler }, { ...workerOptions, concurrency: config.SYNC_CONCURRENCY }),
       startQueueWorker(
         'live',
-        { fetch_live: createLiveRunner(common) as JobHandler, invoke_action: createLiveRunner(common) as JobHandler },
+        {
+          fetch_live: createLiveRunner(common) as JobHandler,
+          invoke_action: createLiveRunner(common) as JobHandler,
+          ...checkHandlers(createCheckRunner({ ...common, rebaseUrl, loadPlaidApp: plaid.loadApp })),
+        },
         { ...workerOptions, concurrency: config.LIVE_CONCURRENCY },
       ),
       startQueueWorker(

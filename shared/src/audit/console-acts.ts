@@ -23,6 +23,8 @@ export const CONSOLE_ACTS = {
   export: 'export',
   /** The operator's answer to a finance account match: "same account" or "keep separate". */
   answerAccountMatch: 'answer_account_match',
+  /** The connection check (issue 32): the connector's steps run against the source; nothing cached. */
+  checkConnection: 'check_connection',
 } as const;
 
 export type ConsoleAct = (typeof CONSOLE_ACTS)[keyof typeof CONSOLE_ACTS];

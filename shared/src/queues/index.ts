@@ -3,3 +3,4 @@ export * from './queue-connections.ts';
 export * from './sync-producer.ts';
 export * from './live-requester.ts';
 export * from './sign-in-requester.ts';
+export * from './check-requester.ts';

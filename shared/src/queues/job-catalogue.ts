@@ -44,6 +44,18 @@ export const LiveJobResultSchema = z.discriminatedUnion('status', [
 ]);
 export type LiveJobResult = z.infer<typeof LiveJobResultSchema>;
 
+/** The connection check (issue 32): the connector's own steps against the source, answered as a `ConnectionCheck`. */
+export const ConnectionCheckJobSchema = z.object({ connectionId: z.uuid(), deadline });
+export type ConnectionCheckJob = z.infer<typeof ConnectionCheckJobSchema>;
+
+/**
+ * The credential step of the check, before a token connection is saved (issue 32): the credentials travel
+ * sealed (base64, bound to `signInId`, the sign-in about to be made), so Redis holds only ciphertext.
+ * Answered as a `CredentialCheckResult`.
+ */
+export const CredentialCheckJobSchema = z.object({ provider: z.string().min(1), signInId: z.uuid(), sealedCredentials: z.base64().min(1).max(8192), deadline });
+export type CredentialCheckJob = z.infer<typeof CredentialCheckJobSchema>;
+
 /**
  * The code exchange of a provider sign-in (design 7.1): the Console hands the callback's code to the
  * sync-worker, which alone talks to the provider, and awaits the outcome. `signInId` names the sign-in
@@ -175,7 +187,7 @@ export const QUEUES = {
   },
   live: {
     name: 'live',
-    jobs: { fetch_live: LiveFetchJobSchema, invoke_action: ActionInvokeJobSchema },
+    jobs: { fetch_live: LiveFetchJobSchema, invoke_action: ActionInvokeJobSchema, check_connection: ConnectionCheckJobSchema, check_credentials: CredentialCheckJobSchema },
     // Never retried: an action must not run twice, and a caller that timed out has gone. Finished jobs
     // stay a few minutes so that a caller whose wait began after the finish still reads the answer.
     defaultJobOptions: {

@@ -6,7 +6,8 @@ import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { findProvider, PROVIDERS, type ProviderDescriptor } from '@pcg/shared/providers';
-import type { SignInRequester, SyncProducer } from '@pcg/shared/queues';
+import type { CheckRequester, SignInRequester, SyncProducer } from '@pcg/shared/queues';
+import { checkBeforeSaving } from './connect-check.ts';
 import type { z } from 'zod';
 import { connectionHealth, createConnectionQueries, type ConnectionQueries, type ConnectionRow, type RemovedSignIn } from '@pcg/shared/connections';
 import type { ConnectionView, CreateConnectionBody, UpdateConnectionBody } from './connections-types.ts';
@@ -28,6 +29,8 @@ export type ConnectionsServiceDeps = {
   log: Logger;
   /** Hands the removal of a deleted `link` sign-in's item to the sync-worker; absent, nothing is sent. */
   itemRemoval?: Pick<SignInRequester, 'removeItem'>;
+  /** The check's credential step before a token connection is saved (issue 32); absent, nothing is asked. */
+  credentialCheck?: Pick<CheckRequester, 'checkCredentials'>;
   now?: () => number;
 };
 
@@ -150,6 +153,7 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       const secret = push ? generateIngestSecret() : undefined;
       const signInId = push ? null : randomUUID();
       const sealedCredentials = signInId === null ? null : sealed(provider, body.credentials, signInId);
+      const unchecked = signInId !== null && sealedCredentials !== null ? await checkBeforeSaving(deps.credentialCheck, provider, sealedCredentials, signInId) : undefined;
       // A pasted credential is one sign-in; it covers every sector of its provider, one connection each (spec 2.5).
       const rows = await deps.db.transaction(async (tx) => {
         if (signInId !== null && sealedCredentials !== null) {
@@ -175,7 +179,7 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       const [row] = rows;
       if (!row) throw new Error('the provider covers no sector');
       deps.log.info({ connectionIds: rows.map((made) => made.id), provider: provider.kind, signInId }, 'connection created');
-      let warning: string | undefined;
+      let warning: string | undefined = unchecked;
       // The scheduler's first run starts at once: that is the first sync.
       for (const made of push ? [] : rows) warning = (await queued(() => deps.sync.schedule(made.id, intervalOf(made, provider)), made.id)) ?? warning;
       return { connection: view(row), connections: rows.map(view), ...(secret ? { ingestSecret: secret.secret } : {}), ...(warning ? { warning } : {}) };

@@ -2,12 +2,15 @@ import type { AuditRecorder } from '@pcg/shared/audit';
 import { createConnectionQueries } from '@pcg/shared/connections';
 import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
-import type { SignInRequester, SyncProducer } from '@pcg/shared/queues';
+import type { CheckRequester, SignInRequester, SyncProducer } from '@pcg/shared/queues';
+import { createConnectionCheckService, type ConnectionCheckService } from './connection-check-service.ts';
 import { createIngestService, type IngestService } from '../ingest/ingest-service.ts';
 import { createConnectionsService, type ConnectionsService } from './connections-service.ts';
 
 export type SourcesDeps = {
   connections: ConnectionsService;
+  /** The connection check (issue 32). */
+  checks: ConnectionCheckService;
   ingest: IngestService;
   audit: AuditRecorder;
   /** Largest push accepted, in bytes. */
@@ -33,13 +36,25 @@ export function createSourcesDeps(options: {
   credentialsKey: Buffer;
   /** The `signin` queue: an aggregator's item is removed there when its last connection is deleted. */
   signIns?: Pick<SignInRequester, 'removeItem'>;
+  /** The connection check's jobs on the `live` queue; absent, nothing is checked against a source. */
+  checks?: Pick<CheckRequester, 'check' | 'checkCredentials'>;
   audit: AuditRecorder;
   log: Logger;
   ingestBodyLimit: number;
 }): SourcesDeps {
   const queries = createConnectionQueries(options.db);
   return {
-    connections: createConnectionsService({ db: options.db, queries, sync: options.sync, credentialsKey: options.credentialsKey, audit: options.audit, log: options.log, itemRemoval: options.signIns }),
+    connections: createConnectionsService({
+      db: options.db,
+      queries,
+      sync: options.sync,
+      credentialsKey: options.credentialsKey,
+      audit: options.audit,
+      log: options.log,
+      itemRemoval: options.signIns,
+      credentialCheck: options.checks,
+    }),
+    checks: createConnectionCheckService({ queries, checks: options.checks, audit: options.audit }),
     ingest: createIngestService({ db: options.db, queries }),
     audit: options.audit,
     ingestBodyLimit: options.ingestBodyLimit,
