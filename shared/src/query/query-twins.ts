@@ -63,7 +63,12 @@ export function withoutTwins(object: ObjectDef, aggregate: AggregatePlan, groups
   const rows = groups.map((group) => {
     const twins = byGroup.get(keyOf(group));
     const added: Row = {};
-    for (const metric of metrics) added[`${metric.alias}${WITHOUT_TWINS_SUFFIX}`] = twins ? decimalMinus(group[metric.alias], twins[metric.alias]) : (group[metric.alias] ?? null);
+    for (const metric of metrics) {
+      const value = group[metric.alias] ?? null;
+      const without = twins ? decimalMinus(value, twins[metric.alias]) : value;
+      // A count is served as a number, a sum as exact decimal text: the total without twins keeps its form.
+      added[`${metric.alias}${WITHOUT_TWINS_SUFFIX}`] = typeof value === 'number' && without !== null ? Number(without) : without;
+    }
     return { ...group, ...added };
   });
   const counted = metrics.map((metric) => `${metric.alias}${WITHOUT_TWINS_SUFFIX}`).join(', ');
