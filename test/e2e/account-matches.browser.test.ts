@@ -65,9 +65,10 @@ const claimPosts = (bridge: SimplefinDouble) => bridge.requests.filter((request)
 
 describe('the bridge claim form and the account-match screen, in Chromium', { tags: ['needs-chromium'] }, () => {
   it('claims a setup token only after showing its host and the operator confirming it', async () => {
-    const opened = await open('connections');
+    const opened = await open('connections?add=simplefin');
     const { page } = opened;
     for (const [i, bridge] of bridges.entries()) {
+      if (i > 0) await page.goto(`${consoleService.address}/#connections?add=simplefin`);
       const form = bridgeForm(page);
       await form.getByLabel('Setup token').fill(bridge.issueSetupToken());
       await form.getByLabel('Name in the Console').fill(`Bridge ${i + 1}`);
@@ -77,7 +78,8 @@ describe('the bridge claim form and the account-match screen, in Chromium', { ta
       await expect.poll(() => form.getByText('not https').count()).toBe(1);
       expect(claimPosts(bridge)).toBe(0);
       await form.getByRole('button', { name: `Claim at ${host}` }).click();
-      await expect.poll(() => form.locator('.notice.ok').textContent(), { timeout: 15_000 }).toContain(`Claimed at ${host}. Connected: Bridge ${i + 1}.`);
+      // A claim returns to the new connection's card, the message carried with it (issue 39).
+      await page.locator('.notice.ok', { hasText: `Claimed at ${host}. Connected: Bridge ${i + 1}.` }).first().waitFor({ timeout: 15_000 });
       expect(claimPosts(bridge)).toBe(1);
       await page.locator(`article[aria-label="Bridge ${i + 1}"]`).waitFor();
     }
@@ -87,7 +89,7 @@ describe('the bridge claim form and the account-match screen, in Chromium', { ta
   });
 
   it('says plainly that a refused setup token may mean a compromise', async () => {
-    const opened = await open('connections');
+    const opened = await open('connections?add=simplefin');
     const { page } = opened;
     const stolen = bridges[0]?.issueSetupToken() ?? '';
     // Someone else claimed it first.

@@ -54,13 +54,16 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 export type OpenedScreen = { page: Page; watched: Watched };
 
-/** A Console screen in a new page of `width` × 800, watched from the start, once the screen says it is ready. */
+/**
+ * A Console screen in a new page of `width` × 800, watched from the start, once the screen says it is ready.
+ * `screen` may carry its address's query: `connections?add=home-assistant` opens that provider's form.
+ */
 export async function openScreen(context: BrowserContext, consoleUrl: string, screen: string, width = 1280): Promise<OpenedScreen> {
   const page = await context.newPage();
   await page.setViewportSize({ width, height: 800 });
   const watched = watch(page, consoleUrl);
   await page.goto(`${consoleUrl}/#${screen}`);
-  await page.locator(`main[data-ready="${screen}"]`).waitFor();
+  await page.locator(`main[data-ready="${screen.split('?')[0]}"]`).waitFor();
   return { page, watched };
 }
 

@@ -36,7 +36,7 @@ const credentialsOf = async (connectionId: string) => {
 
 describe('the iCloud Mail address on the Console page, in Chromium', { tags: ['needs-chromium'] }, () => {
   it('connects iCloud with the optional address left empty, then enters it on the mail connection that needs sign-in', async () => {
-    const opened = await openScreen(browser.context, consoleService.address, 'connections');
+    const opened = await openScreen(browser.context, consoleService.address, 'connections?add=icloud');
     const { page } = opened;
     const form = page.getByRole('form', { name: 'Connect Apple iCloud' });
     await form.getByLabel('Apple ID').fill('person@example.com');

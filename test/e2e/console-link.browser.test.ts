@@ -73,7 +73,7 @@ describe('a bank linked through the aggregator\'s hosted link from the Console p
   });
 
   it('links a bank with the hosted link and shows its finance connection', async () => {
-    const opened = await open('connections');
+    const opened = await open('connections?add=plaid');
     const { page } = opened;
     const form = page.getByRole('form', { name: `Connect ${PROVIDER}` });
     await expect.poll(() => form.locator('.app-state').textContent()).toBe('Application credentials: saved (change them in Settings).');

@@ -94,7 +94,7 @@ describe('an OAuth sign-in through the Console page, in Chromium', { tags: ['nee
 
   it('connects with Connect, the provider granting 2 of 3 scopes: the Console shows exactly 2 connections', async () => {
     double.state.grantedScopes = ['Mail.Read', 'Calendars.Read'];
-    const opened = await open('connections');
+    const opened = await open('connections?add=test-oauth');
     const { page } = opened;
     const form = page.getByRole('form', { name: `Connect ${PROVIDER}` });
     await expect.poll(() => form.locator('.app-state').textContent()).toBe('Application credentials: saved (change them in Settings).');
@@ -109,9 +109,12 @@ describe('an OAuth sign-in through the Console page, in Chromium', { tags: ['nee
     await page.locator('main[data-ready="connections"]').waitFor();
     const cards = page.locator('article.card', { hasText: PROVIDER });
     expect(await cards.count()).toBe(2);
-    const signIns = page.getByRole('region', { name: `Sign-ins to ${PROVIDER}` });
-    expect(await signIns.locator('tbody tr').count()).toBe(1);
-    expect(await signIns.locator('tbody tr').textContent()).toMatch(/account-1.*active.*calendar.*mail/);
+    // One sign-in, holding both connections (issue 39: connections read grouped by their sign-in).
+    const signIns = page.locator('section.sign-in-group[data-provider="test-oauth"]');
+    expect(await signIns.count()).toBe(1);
+    expect(await signIns.locator('h3').textContent()).toContain('account-1');
+    expect(await signIns.locator('.sign-in-facts').textContent()).toMatch(/^active/);
+    expect(await signIns.locator('article.card').count()).toBe(2);
     await screenshot(page, 'connections-oauth');
     await page.setViewportSize({ width: 390, height: 800 });
     await screenshot(page, 'connections-oauth-390');
@@ -125,7 +128,7 @@ describe('an OAuth sign-in through the Console page, in Chromium', { tags: ['nee
   it('says "the sign-in granted no sectors" when the provider grants no usable scope, and makes nothing', async () => {
     double.state.grantedScopes = ['offline_access'];
     double.state.accountId = 'account-2';
-    const opened = await open('connections');
+    const opened = await open('connections?add=test-oauth');
     const response = await signInThrough(opened.page, `Connect ${PROVIDER}`);
     double.state.accountId = 'account-1';
     expect(response.status()).toBe(422);
@@ -145,7 +148,7 @@ describe('an OAuth sign-in through the Console page, in Chromium', { tags: ['nee
     const { page } = opened;
     const again = page.getByRole('link', { name: /^Sign in again for / });
     expect(await again.count()).toBe(2);
-    expect(await page.getByRole('region', { name: `Sign-ins to ${PROVIDER}` }).locator('tbody tr').textContent()).toContain('needs sign in');
+    expect(await page.locator('section.sign-in-group[data-provider="test-oauth"] .sign-in-facts').textContent()).toContain('needs sign in');
     await screenshot(page, 'connections-needs-sign-in');
 
     double.state.grantedScopes = ['Mail.Read', 'Calendars.Read'];

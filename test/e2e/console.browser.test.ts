@@ -203,7 +203,7 @@ describe('the Console page, in Chromium, on the four real processes', { tags: ['
   });
 
   it('connects the demo hub and the demo phone, and syncs, pauses, resumes, sets the interval, rotates the secret and removes', async () => {
-    const opened = await open('connections');
+    const opened = await open('connections?add=home-assistant');
     const { page } = opened;
     const hubForm = page.getByRole('form', { name: 'Connect Home Assistant' });
     await hubForm.getByLabel('Base URL').fill(hub.url);
@@ -230,6 +230,7 @@ describe('the Console page, in Chromium, on the four real processes', { tags: ['
     await expect.poll(() => hubCard.locator('.state').textContent()).toBe('active');
     expect((await auditRows('tool=set_sync_interval', 1))[0]).toMatchObject({ agent_id: 'operator', decision: 'allow', args: { syncIntervalMinutes: 30 } });
 
+    await page.goto(`${stack.consoleUrl}/#connections?add=health-auto-export`);
     const phoneForm = page.getByRole('form', { name: 'Connect Phone health app (Health Auto Export)' });
     await phoneForm.getByLabel('Name in the Console').fill('My phone');
     await phoneForm.getByRole('button', { name: /^Add / }).click();
@@ -410,8 +411,8 @@ describe('hostile values from agents and sources', { tags: ['needs-chromium'] },
     await done(inspector);
 
     const screen = await open('connections');
-    await expect.poll(() => screen.page.locator('.cards').textContent()).toContain(HOSTILE[2]);
-    expect(await screen.page.locator('.cards img, .cards script, .cards svg').count()).toBe(0);
+    await expect.poll(() => screen.page.locator('#connection-list').textContent()).toContain(HOSTILE[2]);
+    expect(await screen.page.locator('#connection-list img, #connection-list script, #connection-list svg').count()).toBe(0);
     await screenshot(screen.page, 'xss-connections');
     await done(screen);
     expect(await screen.page.evaluate(() => 1).catch(() => 'closed')).toBe('closed');

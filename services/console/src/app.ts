@@ -122,7 +122,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerProviderRoutes(app, { db });
   registerSignInRoutes(app, { db });
   registerWebRoutes(app, { assets: loadWebAssets() });
-  registerStatusRoute(app, { db, redis, settings: config, log });
+  registerStatusRoute(app, { db, redis, settings: config, log, chain: verifier });
   registerMetricsRoute(app, { db, redis, metrics, log, chain: verifier });
   registerAccountMatchRoutes(app, { accountMatches: createAccountMatchService({ db, audit }) });
   registerSettingsRoutes(app, { settings: createSettingsService({ db, events: createSettingsEventPublisher(redis, config), audit, log }) });

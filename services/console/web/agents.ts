@@ -35,6 +35,30 @@ function sectorsText(agent: Agent): string {
   return agent.sectors.length === 0 ? 'none' : agent.sectors.join(', ');
 }
 
+const expiryText = (expiresInDays: number | null) => (expiresInDays === null ? 'never expires' : `expires in ${expiresInDays} days`);
+
+/** What a create over an existing name changes (spec 5 rule 7: it is a rotation), asked before it is sent. */
+function rotationQuestion(agent: Agent, sectors: string[], expiresInDays: number | null, yes: () => void, no: () => void): HTMLElement {
+  const now = sectorsText(agent);
+  const next = sectors.length === 0 ? 'none' : sectors.join(', ');
+  const before = agent.expiresAt ? h('span', {}, 'expires ', time(agent.expiresAt)) : h('span', {}, 'never expires');
+  return h(
+    'div',
+    { class: 'confirm', role: 'group', 'aria-label': `Replace ${agent.name}` },
+    h('p', { tabIndex: -1, 'data-question': '' }, h('strong', {}, `An agent named ${agent.name} exists (${agent.status}).`), ' Creating it again rotates its key: the old key stops working and its live sessions end. Its grant changes:'),
+    h(
+      'dl',
+      { class: 'facts changes' },
+      h('dt', {}, 'Sectors'),
+      h('dd', { 'data-change': 'sectors' }, now === next ? `${now} (unchanged)` : `${now} → ${next}`),
+      h('dt', {}, 'Expiry'),
+      h('dd', { 'data-change': 'expiry' }, before, ` → ${expiryText(expiresInDays)}`),
+    ),
+    button(`Yes, rotate ${agent.name} and replace its grant`, yes, { class: 'danger' }),
+    button('Cancel', no),
+  );
+}
+
 export async function renderAgents(root: HTMLElement): Promise<void> {
   const message = h('div', { class: 'messages' });
   const listArea = h('div');
@@ -98,7 +122,9 @@ export async function renderAgents(root: HTMLElement): Promise<void> {
         'div',
         { class: 'acts' },
         button('Edit', () => replace(holder, editForm(agent, holder)), { 'aria-label': `Edit ${agent.name}` }),
-        button(
+        agent.status === 'revoked'
+          ? null
+          : button(
           'Rotate key',
           () =>
             replace(
@@ -145,16 +171,36 @@ export async function renderAgents(root: HTMLElement): Promise<void> {
     labelled('Expiry', expiry, CLOUD_KEYS_NOTE),
     h('button', { type: 'submit' }, 'Create agent'),
   );
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
+  const question = h('div', { class: 'row-panel' });
+  function create(wanted: string, sectors: string[], expiresInDays: number | null, rotates: boolean): void {
+    question.replaceChildren();
     void act(async () => {
-      const issued = await api<IssuedKey>('POST', '/api/agents', { name: name.value.trim(), sectors: boxes.chosen(), expiresInDays: expiryValue(expiry.value) });
-      keyArea.replaceChildren(keyPanel(issued, 'Key for'));
+      const issued = await api<IssuedKey>('POST', '/api/agents', { name: wanted, sectors, expiresInDays });
+      keyArea.replaceChildren(keyPanel(issued, rotates ? 'New key for' : 'Key for'));
       form.reset();
       expiry.value = '90';
-    }, `Created ${name.value.trim()}.`);
+    }, rotates ? `Rotated the key of ${wanted} and replaced its grant.` : `Created ${wanted}.`);
+  }
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const wanted = name.value.trim();
+    const sectors = boxes.chosen();
+    const expiresInDays = expiryValue(expiry.value);
+    void (async () => {
+      let existing: Agent | undefined;
+      try {
+        existing = (await api<Agent[]>('GET', '/api/agents')).find((agent) => agent.name === wanted);
+      } catch (error) {
+        say(errorText(error), 'error');
+        return;
+      }
+      if (!existing) return create(wanted, sectors, expiresInDays, false);
+      // Spec 5 rule 7: creating a key under an existing name is a rotation. The route does it; the page asks first.
+      replace(question, rotationQuestion(existing, sectors, expiresInDays, () => create(wanted, sectors, expiresInDays, true), () => question.replaceChildren()));
+      question.querySelector<HTMLElement>('[data-question]')?.focus();
+    })();
   });
 
-  replace(root, form, keyArea, message, listArea);
+  replace(root, form, question, keyArea, message, listArea);
   await list();
 }

@@ -1,7 +1,7 @@
 import { api, ApiError, errorText } from './api.ts';
 import { button, h, labelled, notice, replace } from './dom.ts';
 import { CLAIM_REFUSED_TITLE } from './texts.ts';
-import type { ClaimAnswer, Provider } from './types.ts';
+import type { ClaimAnswer, Connection, Provider } from './types.ts';
 
 
 /**
@@ -9,7 +9,7 @@ import type { ClaimAnswer, Provider } from './types.ts';
  * at, confirm, and the sync-worker claims it once. Nothing is sent to the bridge before the confirm; a
  * 403 is the bridge saying the token is unknown or already claimed, and is shown as a possible compromise.
  */
-export function claimForm(provider: Provider, done: () => Promise<void>): HTMLElement {
+export function claimForm(provider: Provider, done: (connections: Connection[], text: string) => Promise<void>): HTMLElement {
   const path = `/api/connect/${encodeURIComponent(provider.kind)}/claim`;
   const token = h('input', { type: 'password', name: 'setupToken', required: true, autocomplete: 'off', spellcheck: false, maxLength: 2048 });
   const displayName = h('input', { type: 'text', name: 'displayName', maxLength: 200, placeholder: provider.displayName, autocomplete: 'off' });
@@ -41,8 +41,9 @@ export function claimForm(provider: Provider, done: () => Promise<void>): HTMLEl
       const names = answer.status === 'signed_in' ? answer.connections.map((connection) => connection.displayName).join(', ') : '';
       token.value = '';
       displayName.value = '';
-      say(notice(`Claimed at ${confirmHost}. Connected: ${names}. The first sync is queued.`, 'ok'));
-      await done();
+      const text = `Claimed at ${confirmHost}. Connected: ${names}. The first sync is queued.`;
+      say(notice(text, 'ok'));
+      await done(answer.status === 'signed_in' ? answer.connections : [], text);
     } catch (error) {
       refused(error);
     }

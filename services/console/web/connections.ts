@@ -4,11 +4,14 @@ import { linkConnectParts } from './link.ts';
 import { oauthConnectParts, signInLink } from './oauth.ts';
 import { claimForm } from './claim-form.ts';
 import { credentialsOf } from './credential-values.ts';
+import { cardHref } from './connection-links.ts';
+import { formErrors } from './form-errors.ts';
 import { credentialFields } from './provider-forms.ts';
-import { renderSignIns } from './sign-ins.ts';
-import type { Connection, Provider } from './types.ts';
+import type { Connection, Provider, SignIn } from './types.ts';
 
 type WithSecret = { connection: Connection; ingestSecret?: string; warning?: string };
+/** The answer of `POST /api/connections/:id/check`. */
+type CheckAnswer = { ok: boolean; steps: Array<{ step: string; title: string; passed: boolean; message: string }>; requests: number };
 
 const changed = () => document.dispatchEvent(new Event('console:changed'));
 
@@ -20,6 +23,15 @@ export function age(iso: string | null): string {
   if (seconds < 36 * 3600) return `${Math.round(seconds / 3600)} h old`;
   return `${Math.round(seconds / 86400)} days old`;
 }
+
+/** What the Connections screen's address asks for: the list, the catalogue (`?add`), one provider's form (`?add=kind`), or a card (`?card=id`). */
+function view(): { add: string | null; card: string | null } {
+  const query = new URLSearchParams(location.hash.split('?')[1] ?? '');
+  return { add: query.has('add') ? (query.get('add') ?? '') : null, card: query.get('card') };
+}
+
+/** Said once on the list after an act on another view: a created connection's message and push secret. */
+let carried: { text: string; kind: 'ok' | 'warning'; secret?: { connection: Connection; value: string } } | null = null;
 
 /** The push address and its secret, shown once (spec 2.4). */
 function secretPanel(connection: Connection, secret: string): HTMLElement {
@@ -35,40 +47,61 @@ function secretPanel(connection: Connection, secret: string): HTMLElement {
   );
 }
 
+/** After a connection is made: back to the list, at its card, with the message (and a push secret) carried over. */
+function returnToCard(connection: Connection, text: string, kind: 'ok' | 'warning', secret?: string): void {
+  carried = { text, kind, ...(secret ? { secret: { connection, value: secret } } : {}) };
+  changed();
+  // Replaces the form's entry: Back from the card goes to where the operator was before adding.
+  location.replace(cardHref(connection.id));
+}
+
 /**
  * The connect form of one provider, chosen by its sign-in kind and built from its descriptor: a token
  * provider's fields come from its credentials schema, so a new provider of a known kind needs no page code.
+ * A refusal is shown beside the field it names and every value stays.
  */
-function connectForm(provider: Provider, done: (answer: WithSecret) => Promise<void>, say: (text: string, kind?: 'ok' | 'error' | 'warning') => void, claimed: () => Promise<void>): HTMLElement {
-  if (provider.signIn === 'token' && provider.claim) return claimForm(provider, claimed);
+function connectForm(provider: Provider): HTMLElement {
+  if (provider.signIn === 'token' && provider.claim) {
+    return claimForm(provider, async (connections, text) => {
+      const [first] = connections;
+      if (first) returnToCard(first, text, 'ok');
+    });
+  }
   const displayName = h('input', { type: 'text', name: 'displayName', maxLength: 200, placeholder: provider.displayName, autocomplete: 'off' });
   const about = h('p', { class: 'hint' }, `Fills ${provider.sectors.join(', ')}: ${provider.objects.join(', ')}.`);
   const heading = h('h3', {}, provider.displayName);
-  const submit = async (body: Record<string, unknown>) => {
+  const general = h('div', { class: 'messages', 'aria-live': 'polite' });
+  const form = h('form', { class: 'connect', 'aria-label': `Connect ${provider.displayName}`, 'data-provider': provider.kind });
+  const errors = formErrors(form, general);
+  const named = () => (displayName.value.trim() ? { displayName: displayName.value.trim() } : {});
+  const submit = async (body: Record<string, unknown>, submitButton: HTMLButtonElement) => {
+    submitButton.disabled = true;
     try {
       const answer = await api<WithSecret>('POST', '/api/connections', body);
-      await done(answer);
-      say(answer.warning ?? `Connected ${answer.connection.displayName}.`, answer.warning ? 'warning' : 'ok');
+      returnToCard(answer.connection, answer.warning ?? `Connected ${answer.connection.displayName}.`, answer.warning ? 'warning' : 'ok', answer.ingestSecret);
     } catch (error) {
-      say(errorText(error), 'error');
+      errors.show(errorText(error));
+    } finally {
+      submitButton.disabled = false;
     }
   };
-  const form = h('form', { class: 'connect', 'aria-label': `Connect ${provider.displayName}`, 'data-provider': provider.kind });
-  const named = () => (displayName.value.trim() ? { displayName: displayName.value.trim() } : {});
   if (provider.signIn === 'token') {
     const fields = credentialFields(provider.credentials);
-    const interval = h('input', { type: 'number', name: 'syncIntervalMinutes', min: 1, max: 10080, value: String(provider.defaultSyncIntervalMinutes ?? 60) });
-    replace(form, heading, about, ...fields.map((field) => field.element), labelled('Name in the Console', displayName), labelled('Sync every (minutes)', interval), h('button', { type: 'submit' }, `Connect ${provider.displayName}`));
+    const interval = h('input', { type: 'number', name: 'syncIntervalMinutes', min: 1, max: 10080, required: true, value: String(provider.defaultSyncIntervalMinutes ?? 60) });
+    const send = h('button', { type: 'submit' }, `Connect ${provider.displayName}`);
+    replace(form, heading, about, general, ...fields.map((field) => field.element), labelled('Name in the Console', displayName), labelled('Sync every (minutes)', interval), send);
     form.addEventListener('submit', (event) => {
       event.preventDefault();
-      const credentials = credentialsOf(fields);
-      void submit({ provider: provider.kind, ...named(), syncIntervalMinutes: Number(interval.value), credentials }).then(() => form.reset());
+      if (!errors.checkInBrowser()) return;
+      void submit({ provider: provider.kind, ...named(), syncIntervalMinutes: Number(interval.value), credentials: credentialsOf(fields) }, send);
     });
   } else if (provider.signIn === 'push') {
-    replace(form, heading, about, h('p', { class: 'hint' }, 'The device pushes its data to the gateway; you get a push URL and a secret.'), labelled('Name in the Console', displayName), h('button', { type: 'submit' }, `Add ${provider.displayName}`));
+    const send = h('button', { type: 'submit' }, `Add ${provider.displayName}`);
+    replace(form, heading, about, general, h('p', { class: 'hint' }, 'The device pushes its data to the gateway; you get a push URL and a secret.'), labelled('Name in the Console', displayName), send);
     form.addEventListener('submit', (event) => {
       event.preventDefault();
-      void submit({ provider: provider.kind, ...named() }).then(() => form.reset());
+      if (!errors.checkInBrowser()) return;
+      void submit({ provider: provider.kind, ...named() }, send);
     });
   } else if (provider.signIn === 'oauth') {
     replace(form, heading, about, ...oauthConnectParts(provider));
@@ -80,32 +113,125 @@ function connectForm(provider: Provider, done: (answer: WithSecret) => Promise<v
   return form;
 }
 
+const SIGN_IN_WORDS: Record<string, string> = {
+  token: 'you paste a token or password',
+  push: 'the device pushes to a URL with a secret',
+  oauth: 'you sign in at the provider',
+  link: 'you link your bank at the aggregator',
+};
+
+/** Add a source, step 1: the providers as a catalogue, from their descriptors. */
+function catalogue(providers: Provider[]): HTMLElement {
+  return h(
+    'section',
+    { class: 'add-source', 'aria-labelledby': 'add-source-title' },
+    h('h3', { id: 'add-source-title', tabIndex: -1 }, 'Add a source: choose its kind'),
+    h('p', {}, h('a', { href: '#connections' }, '← Back to the connections')),
+    h(
+      'ul',
+      { class: 'catalogue' },
+      ...providers.map((provider) =>
+        h(
+          'li',
+          {},
+          h(
+            'a',
+            { class: 'provider-tile', href: `#connections?add=${encodeURIComponent(provider.kind)}`, 'data-provider': provider.kind },
+            h('strong', {}, provider.displayName),
+            h('span', { class: 'hint' }, `${provider.sectors.join(', ')} · ${SIGN_IN_WORDS[provider.signIn] ?? provider.signIn}`),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** Add a source, step 2: that provider's form alone. */
+function providerView(provider: Provider | undefined, kind: string): HTMLElement {
+  return h(
+    'section',
+    { class: 'add-source', 'aria-labelledby': 'add-source-title' },
+    h('h3', { id: 'add-source-title', tabIndex: -1 }, provider ? `Add a source: ${provider.displayName}` : 'Add a source'),
+    h('p', {}, h('a', { href: '#connections?add' }, '← Other kinds of source'), ' · ', h('a', { href: '#connections' }, 'Back to the connections')),
+    provider ? connectForm(provider) : notice(`No provider is called ${kind}.`, 'error'),
+  );
+}
+
 /**
  * New credentials for a token provider's sign-in, from its schema like the connect form (every connection of
- * the sign-in uses them): how an iCloud connection gets the iCloud Mail address it was refused without.
+ * the sign-in uses them): how a refused token is replaced, and how iCloud gets the iCloud Mail address.
  */
-function credentialsForm(connection: Connection, provider: Provider, save: (credentials: Record<string, string>) => void, cancel: () => void): HTMLElement {
+function credentialsForm(connection: Connection, provider: Provider, save: (credentials: Record<string, string>) => Promise<string | null>, cancel: () => void): HTMLElement {
   const fields = credentialFields(provider.credentials);
+  const general = h('div', { class: 'messages', 'aria-live': 'polite' });
   const form = h(
     'form',
     { class: 'connect', 'aria-label': `Credentials of ${connection.displayName}` },
+    h('p', { class: 'hint' }, 'Every connection of this sign-in uses them; the old ones are replaced, and a connection that needed them syncs again.'),
+    general,
     ...fields.map((field) => field.element),
     h('button', { type: 'submit' }, 'Save credentials'),
     button('Cancel', cancel),
   );
+  const errors = formErrors(form, general);
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    save(credentialsOf(fields));
+    if (!errors.checkInBrowser()) return;
+    void save(credentialsOf(fields)).then((refusal) => refusal && errors.show(refusal));
   });
   return form;
 }
 
+function nextSync(connection: Connection): HTMLElement | string {
+  if (connection.signIn === 'push') return 'when the device pushes';
+  if (connection.status === 'paused') return 'paused';
+  if (connection.status === 'needs_sign_in') return 'after you sign in again';
+  if (!connection.syncIntervalMinutes) return '—';
+  if (!connection.lastSyncedAt) return 'soon (the first sync is queued)';
+  const next = Date.parse(connection.lastSyncedAt) + connection.syncIntervalMinutes * 60_000;
+  return next <= Date.now() ? 'due now' : time(new Date(next).toISOString());
+}
+
+function checkResult(connection: Connection, answer: CheckAnswer): HTMLElement {
+  return h(
+    'section',
+    { class: `check-result ${answer.ok ? 'passed' : 'failed'}`, 'aria-label': `Check of ${connection.displayName}` },
+    h('p', { class: 'check-summary' }, answer.ok ? `Every step passed (${answer.requests} request${answer.requests === 1 ? '' : 's'} to the source).` : `A step failed (${answer.requests} request${answer.requests === 1 ? '' : 's'} to the source).`),
+    h(
+      'ol',
+      { class: 'steps' },
+      ...answer.steps.map((step) =>
+        h('li', { class: `step ${step.passed ? 'passed' : 'failed'}`, 'data-step': step.step }, h('span', { class: 'step-mark' }, step.passed ? '✓ passed' : '✗ failed'), ' ', h('strong', {}, step.title), step.message ? `: ${step.message}` : ''),
+      ),
+    ),
+  );
+}
+
 export async function renderConnections(root: HTMLElement): Promise<void> {
+  let providers: Provider[];
+  try {
+    providers = (await api<{ providers: Provider[] }>('GET', '/api/providers')).providers;
+  } catch (error) {
+    replace(root, notice(errorText(error), 'error'));
+    return;
+  }
+  const { add, card: wanted } = view();
+  if (add !== null) {
+    const shown = add === '' ? catalogue(providers) : providerView(providers.find((provider) => provider.kind === add), add);
+    replace(root, shown);
+    shown.querySelector<HTMLElement>('#add-source-title')?.focus();
+    return;
+  }
+
   const message = h('div', { class: 'messages' });
   const secretArea = h('div');
-  const listArea = h('div');
-  const signInsArea = h('div', { id: 'sign-ins' });
+  const listArea = h('div', { id: 'connection-list' });
   const say = (text: string, kind: 'ok' | 'error' | 'warning' = 'ok') => replace(message, notice(text, kind));
+  if (carried) {
+    say(carried.text, carried.kind);
+    if (carried.secret) secretArea.replaceChildren(secretPanel(carried.secret.connection, carried.secret.value));
+    carried = null;
+  }
 
   async function act(work: () => Promise<unknown>, done: string) {
     try {
@@ -118,11 +244,12 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
     }
   }
 
-  function card(connection: Connection, providers: Provider[]): HTMLElement {
+  function card(connection: Connection): HTMLElement {
     const path = `/api/connections/${connection.id}`;
     const provider = providers.find((candidate) => candidate.kind === connection.provider);
     const holder = h('div', { class: 'row-panel' });
     const pull = connection.signIn !== 'push';
+    const needsPerson = connection.status === 'needs_sign_in';
     const interval = h('input', { id: uid('interval'), type: 'number', min: 1, max: 10080, value: String(connection.syncIntervalMinutes ?? ''), 'aria-label': `Sync interval of ${connection.displayName} in minutes` });
     const intervalForm = h('form', { class: 'inline' }, h('label', { htmlFor: interval.id }, 'Sync every'), interval, ' min ', h('button', { type: 'submit' }, 'Save interval'));
     intervalForm.addEventListener('submit', (event) => {
@@ -131,24 +258,58 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
     });
     const paused = connection.status === 'paused';
     const removes = provider ? `${provider.objects.join(', ')} cached from it` : 'everything cached from it';
+    const replacesToken = provider?.signIn === 'token' && provider.credentials !== null && !provider.claim && connection.signInId !== null;
+    const replaceToken = () =>
+      replace(
+        holder,
+        credentialsForm(
+          connection,
+          provider as Provider,
+          async (credentials) => {
+            try {
+              await api('PATCH', path, { credentials });
+            } catch (error) {
+              return errorText(error);
+            }
+            await act(async () => undefined, `Credentials of ${connection.displayName} replaced; it syncs again.`);
+            return null;
+          },
+          () => holder.replaceChildren(),
+        ),
+      );
+    const check = async (checkButton: HTMLButtonElement) => {
+      checkButton.disabled = true;
+      replace(holder, notice(`Checking ${connection.displayName} against its source…`, 'info'));
+      try {
+        replace(holder, checkResult(connection, await api<CheckAnswer>('POST', `${path}/check`)));
+      } catch (error) {
+        replace(holder, notice(errorText(error), 'error'));
+      } finally {
+        checkButton.disabled = false;
+      }
+    };
     const acts = h(
       'div',
       { class: 'acts' },
-      pull ? button('Sync now', () => void act(() => api('POST', `${path}/sync`), `Sync of ${connection.displayName} queued.`), { 'aria-label': `Sync ${connection.displayName} now` }) : null,
-      button(paused ? 'Resume' : 'Pause', () => void act(() => api('POST', `${path}/${paused ? 'resume' : 'pause'}`), `${connection.displayName} ${paused ? 'resumed' : 'paused'}.`), {
-        'aria-label': `${paused ? 'Resume' : 'Pause'} ${connection.displayName}`,
-      }),
-      connection.signIn === 'oauth' && connection.status === 'needs_sign_in' && connection.signInId
+      pull && !paused && !needsPerson ? button('Sync now', () => void act(() => api('POST', `${path}/sync`), `Sync of ${connection.displayName} queued.`), { 'aria-label': `Sync ${connection.displayName} now` }) : null,
+      needsPerson
+        ? null
+        : button(paused ? 'Resume' : 'Pause', () => void act(() => api('POST', `${path}/${paused ? 'resume' : 'pause'}`), `${connection.displayName} ${paused ? 'resumed' : 'paused'}.`), {
+            'aria-label': `${paused ? 'Resume' : 'Pause'} ${connection.displayName}`,
+          }),
+      connection.signIn === 'oauth' && needsPerson && connection.signInId
         ? signInLink('Sign in again', connection.provider, `Sign in again for ${connection.displayName} (${connection.sector})`, connection.signInId)
         : null,
-      connection.signIn === 'link' && connection.status === 'needs_sign_in' && connection.signInId
+      connection.signIn === 'link' && needsPerson && connection.signInId
         ? signInLink('Repair the bank login', connection.provider, `Repair the bank login of ${connection.displayName}`, connection.signInId)
         : null,
-      provider?.signIn === 'token' && provider.credentials && !provider.claim
-        ? button('Enter credentials again', () => replace(holder, credentialsForm(connection, provider, (credentials) => void act(() => api('PATCH', path, { credentials }), `Credentials of ${connection.displayName} replaced; it syncs again.`), () => holder.replaceChildren())), {
+      replacesToken
+        ? button(needsPerson ? 'Replace the token' : 'Replace the token or password', replaceToken, {
             'aria-label': `Enter the credentials of ${connection.displayName} again`,
+            class: needsPerson ? 'primary' : null,
           })
         : null,
+      pull && provider ? button('Check', (event) => void check(event.currentTarget as HTMLButtonElement), { 'aria-label': `Check ${connection.displayName} against its source` }) : null,
       connection.signIn === 'push'
         ? button('Rotate secret', () =>
             void act(async () => {
@@ -174,17 +335,20 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
     );
     return h(
       'article',
-      { class: 'card', 'aria-label': connection.displayName, 'data-connection': connection.id },
+      { class: `card${needsPerson ? ' needs-person' : ''}`, 'aria-label': connection.displayName, 'data-connection': connection.id, tabIndex: -1 },
       h('h4', {}, connection.displayName, h('span', { class: 'muted' }, ` · ${connection.providerName} · ${connection.sector}`)),
+      needsPerson ? notice(replacesToken ? 'Its token or password was refused: replace it below.' : 'Its sign-in was refused: sign in again below.', 'warning') : null,
       h(
         'dl',
         { class: 'facts' },
         h('dt', {}, 'Status'),
         h('dd', {}, h('span', { class: `state ${connection.status}` }, connection.status.replaceAll('_', ' '))),
         h('dt', {}, 'Health'),
-        h('dd', {}, h('span', { class: `health ${connection.health}` }, connection.health)),
+        h('dd', {}, h('span', { class: `health ${connection.health}` }, connection.health.replaceAll('_', ' '))),
         h('dt', {}, connection.signIn === 'push' ? 'Last push' : 'Last sync'),
         h('dd', {}, time(connection.lastSyncedAt, 'never'), ` (${age(connection.lastSyncedAt)})`),
+        h('dt', {}, 'Next sync'),
+        h('dd', { 'data-next-sync': '' }, nextSync(connection)),
         h('dt', {}, 'Last error'),
         h('dd', { class: connection.lastError ? 'error-text' : 'muted' }, connection.lastError ?? 'none'),
         connection.consentExpiresAt ? h('dt', {}, 'Bank consent expires') : null,
@@ -192,57 +356,79 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
         connection.ingestPath ? h('dt', {}, 'Push URL') : null,
         connection.ingestPath ? h('dd', {}, h('code', {}, `${location.origin}${connection.ingestPath}`), connection.hasIngestSecret ? '' : ' (no secret set)') : null,
       ),
-      pull ? intervalForm : null,
+      pull && !needsPerson ? intervalForm : null,
       acts,
       holder,
     );
   }
 
-  async function list(providers?: Provider[]) {
+  const account = (signIn: SignIn) => signIn.accountId ?? (signIn.signIn === 'token' ? 'pasted token' : 'unknown account');
+
+  /** One sign-in and the connections it holds (one per sector), or the connections that have none. */
+  function group(title: string, facts: HTMLElement | null, acts: HTMLElement | null, connections: Connection[], data: Record<string, string>): HTMLElement {
+    return h(
+      'section',
+      { class: 'sign-in-group', 'aria-label': title, ...data },
+      h('h3', {}, title),
+      facts,
+      acts,
+      connections.length === 0 ? h('p', { class: 'empty' }, 'No connections left on this sign-in.') : h('div', { class: 'cards' }, ...connections.map(card)),
+    );
+  }
+
+  function signInGroup(signIn: SignIn, connections: Connection[]): HTMLElement {
+    const facts = h(
+      'p',
+      { class: 'sign-in-facts' },
+      h('span', { class: `state ${signIn.status}` }, signIn.status.replaceAll('_', ' ')),
+      signIn.grantedScopes.length > 0 ? ` · granted ${signIn.grantedScopes.join(' ')}` : '',
+      ' · last refresh ',
+      time(signIn.lastRefreshedAt, 'never'),
+      signIn.lastError ? h('span', { class: 'error-text' }, ` · ${signIn.lastError}`) : null,
+    );
+    const acts = h(
+      'div',
+      { class: 'acts' },
+      signIn.signIn === 'oauth' ? signInLink('Sign in again', signIn.provider, `Sign in again to ${signIn.providerName} as ${account(signIn)}`, signIn.id) : null,
+      signIn.signIn === 'link' ? signInLink('Repair the bank login', signIn.provider, `Repair the bank login of ${signIn.providerName} item ${account(signIn)}`, signIn.id) : null,
+    );
+    return group(`${signIn.providerName} · ${account(signIn)}`, facts, acts.childElementCount > 0 ? acts : null, connections, { 'data-sign-in': signIn.id, 'data-provider': signIn.provider });
+  }
+
+  async function list() {
     try {
-      const known = providers ?? cachedProviders;
-      const { connections } = await api<{ connections: Connection[] }>('GET', '/api/connections');
-      replace(listArea, connections.length === 0 ? h('p', { class: 'empty' }, 'No connections yet.') : h('div', { class: 'cards' }, ...connections.map((connection) => card(connection, known))));
+      const [{ connections }, { signIns }] = await Promise.all([api<{ connections: Connection[] }>('GET', '/api/connections'), api<{ signIns: SignIn[] }>('GET', '/api/sign-ins')]);
+      if (connections.length === 0 && signIns.length === 0) {
+        replace(listArea, h('p', { class: 'empty' }, 'No connections yet: add a source to start.'));
+        return;
+      }
+      const held = new Set(signIns.map((signIn) => signIn.id));
+      const loose = connections.filter((connection) => connection.signInId === null || !held.has(connection.signInId));
+      replace(
+        listArea,
+        ...signIns.map((signIn) => signInGroup(signIn, connections.filter((connection) => connection.signInId === signIn.id))),
+        loose.length > 0 ? group('Pushed by devices, or with no sign-in', h('p', { class: 'hint' }, 'Push connections receive their data from a device; seeded demo data has no source.'), null, loose, { 'data-sign-in': '' }) : null,
+      );
     } catch (error) {
       replace(listArea, notice(errorText(error), 'error'));
     }
-    await renderSignIns(signInsArea);
   }
 
-  let cachedProviders: Provider[] = [];
-  try {
-    cachedProviders = (await api<{ providers: Provider[] }>('GET', '/api/providers')).providers;
-  } catch (error) {
-    replace(root, notice(errorText(error), 'error'));
-    return;
-  }
-  const forms = cachedProviders.map((provider) =>
-    connectForm(
-      provider,
-      async (answer) => {
-        secretArea.replaceChildren();
-        if (answer.ingestSecret) secretArea.replaceChildren(secretPanel(answer.connection, answer.ingestSecret));
-        changed();
-        await list();
-      },
-      say,
-      async () => {
-        changed();
-        await list();
-      },
-    ),
-  );
   replace(
     root,
-    h('h3', {}, 'Connected'),
+    h('div', { class: 'toolbar' }, h('a', { class: 'button primary', href: '#connections?add' }, 'Add a source')),
     message,
     secretArea,
+    h('p', { class: 'hint' }, 'Grouped by sign-in: each sign-in holds one grant at a provider, and its connections (one per sector) share it.'),
     listArea,
-    h('h3', {}, 'Sign-ins'),
-    h('p', { class: 'hint' }, 'Each sign-in holds one grant at a provider; its connections (one per sector) share it.'),
-    signInsArea,
-    h('h3', {}, 'Connect a source'),
-    h('div', { class: 'connect-forms' }, ...forms),
   );
-  await list(cachedProviders);
+  await list();
+  if (wanted) {
+    const target = listArea.querySelector<HTMLElement>(`article[data-connection="${CSS.escape(wanted)}"]`);
+    if (target) {
+      target.classList.add('arrived');
+      target.scrollIntoView({ block: 'center' });
+      target.focus({ preventScroll: true });
+    }
+  }
 }

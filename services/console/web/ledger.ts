@@ -20,6 +20,8 @@ const DECISIONS = [
 ] as const;
 const TOOLS = ['describe_context', 'get_schema', 'query', 'get_record', 'fetch_live', 'list_actions', 'invoke_action', 'initialize', 'oauth_token', 'ingest', 'export', 'set_sync_interval'];
 
+const addressFilters = () => new URLSearchParams(location.hash.split('?')[1] ?? '');
+
 function datalist(id: string, values: readonly string[]): HTMLDataListElement {
   return h('datalist', { id }, ...values.map((value) => h('option', { value })));
 }
@@ -75,7 +77,7 @@ export async function renderLedger(root: HTMLElement): Promise<void> {
   );
   const status = h('div', { class: 'messages' });
   const results = h('div');
-  const more = button('Load the next 100', () => void load(false), { disabled: true });
+  const more = button('Load the next 100', () => void load(false), { hidden: true });
   const exportButton = button('Export CSV', () => exportCsv(), { disabled: true });
   const count = h('p', { class: 'count', role: 'status' });
 
@@ -83,16 +85,45 @@ export async function renderLedger(root: HTMLElement): Promise<void> {
   let next: string | null = null;
   let query = new URLSearchParams();
 
-  function filters(): URLSearchParams {
-    const params = new URLSearchParams({ limit: String(LEDGER_PAGE) });
+  /** The filters as the address keeps them (`#ledger?agent=…&since=24h`): a view that can be bookmarked, shared and gone back to. */
+  function chosenFilters(): URLSearchParams {
+    const params = new URLSearchParams();
     if (agent.value.trim()) params.set('agent', agent.value.trim());
     if (tool.value.trim()) params.set('tool', tool.value.trim());
     if (sector.value.trim()) params.set('sector', sector.value.trim());
-    const window = SINCE_MS[since.value];
-    if (window) params.set('since', new Date(Date.now() - window).toISOString());
+    if (SINCE_MS[since.value]) params.set('since', since.value);
     const chosen = decisionRadios.find(({ input }) => input.checked)?.input.value ?? '';
     if (chosen) params.set('decision', chosen);
     return params;
+  }
+
+  /** The form set from the address; unknown values are left out. */
+  function fillFromAddress(): void {
+    const params = addressFilters();
+    agent.value = params.get('agent') ?? '';
+    tool.value = params.get('tool') ?? '';
+    sector.value = params.get('sector') ?? '';
+    const window = params.get('since') ?? '';
+    since.value = SINCE_MS[window] ? window : '';
+    const chosen = params.get('decision') ?? '';
+    for (const { input } of decisionRadios) input.checked = input.value === (DECISIONS.some(([value]) => value === chosen) ? chosen : '');
+  }
+
+  /** The API query of the filters: the since choice becomes an instant now. */
+  function filters(): URLSearchParams {
+    const params = chosenFilters();
+    params.set('limit', String(LEDGER_PAGE));
+    const window = SINCE_MS[params.get('since') ?? ''];
+    if (window) params.set('since', new Date(Date.now() - window).toISOString());
+    return params;
+  }
+
+  /** Applying filters is a step in the browser's history; the same filters again just reload. */
+  function apply(): void {
+    const wanted = chosenFilters().toString();
+    const hash = wanted ? `#ledger?${wanted}` : '#ledger';
+    if (location.hash === hash) void load(true);
+    else location.hash = hash;
   }
 
   function draw() {
@@ -106,7 +137,8 @@ export async function renderLedger(root: HTMLElement): Promise<void> {
     ]);
     replace(results, table('The ledger', ['Time', 'Who', 'Tool', 'Sector', 'Args', 'Decision'], cells, 'No rows match.'));
     count.textContent = `${rows.length} row${rows.length === 1 ? '' : 's'} loaded${next ? '; older rows remain' : ''}.`;
-    more.disabled = next === null;
+    // Offered only when the API says more rows remain (x-gateway-audit-has-more).
+    more.hidden = next === null;
     exportButton.disabled = rows.length === 0;
   }
 
@@ -145,17 +177,25 @@ export async function renderLedger(root: HTMLElement): Promise<void> {
     decision,
     h('div', { class: 'form-acts' }, h('button', { type: 'submit' }, 'Apply filters'), button('Clear', () => {
       form.reset();
-      void load(true);
+      apply();
     })),
     datalist('ledger-tools', TOOLS),
     datalist('ledger-sectors', SECTORS),
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    void load(true);
+    apply();
   });
-  for (const { input } of decisionRadios) input.addEventListener('change', () => void load(true));
-  since.addEventListener('change', () => void load(true));
+  for (const { input } of decisionRadios) input.addEventListener('change', apply);
+  since.addEventListener('change', apply);
+  // Back, Forward, or an edited address: the form and the rows follow it.
+  const followAddress = () => {
+    if (!root.isConnected) return document.removeEventListener('console:query', followAddress);
+    fillFromAddress();
+    void load(true);
+  };
+  document.addEventListener('console:query', followAddress);
+  fillFromAddress();
 
   replace(root, chainPanel(), form, status, h('div', { class: 'toolbar' }, count, exportButton, button('Refresh', () => void load(true))), results, h('div', { class: 'toolbar' }, more));
   await load(true);

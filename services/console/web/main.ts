@@ -9,13 +9,14 @@ import { renderExport } from './export.ts';
 import { renderSettings } from './settings.ts';
 import { renderStatus } from './status.ts';
 
-type Screen = { id: string; title: string; render(main: HTMLElement): Promise<void> | void };
+/** `followsQuery`: the screen reads its own address's query (the ledger's filters) and is not drawn again when only that changes. */
+type Screen = { id: string; title: string; render(main: HTMLElement): Promise<void> | void; followsQuery?: boolean };
 
 const SCREENS: Screen[] = [
   { id: 'agents', title: 'Agents', render: renderAgents },
   { id: 'connections', title: 'Connections', render: renderConnections },
   { id: 'account-matches', title: 'Account matches', render: renderAccountMatches },
-  { id: 'ledger', title: 'The ledger', render: renderLedger },
+  { id: 'ledger', title: 'The ledger', render: renderLedger, followsQuery: true },
   { id: 'data', title: 'Data inspector', render: renderInspector },
   { id: 'export', title: 'Export', render: renderExport },
   { id: 'settings', title: 'Settings', render: renderSettings },
@@ -57,7 +58,12 @@ function start(): void {
   refresh();
   setInterval(refresh, BAND_REFRESH_MS);
   document.addEventListener('console:changed', refresh);
-  window.addEventListener('hashchange', () => void show(true));
+  window.addEventListener('hashchange', () => {
+    const screen = current();
+    const main = document.getElementById('main') as HTMLElement;
+    if (screen.followsQuery && main.dataset.ready === screen.id) document.dispatchEvent(new Event('console:query'));
+    else void show(true);
+  });
   void show(false);
 }
 

@@ -2,7 +2,7 @@ import { h, labelled } from './dom.ts';
 import type { CredentialValue } from './credential-values.ts';
 import type { JsonSchema } from './types.ts';
 
-export type CredentialField = CredentialValue & { element: HTMLElement };
+export type CredentialField = CredentialValue & { element: HTMLElement; input: HTMLInputElement };
 
 /** The audit record's redaction rule (spec 8): a field so named is typed as a password. */
 const SECRET_NAME = /pass|secret|token|key|authorization|cookie/i;
@@ -23,7 +23,7 @@ export function credentialFields(schema: JsonSchema | null): CredentialField[] {
     const input = h('input', { type, name, required: required.has(name), autocomplete: type === 'password' ? 'new-password' : 'off', spellcheck: false });
     if (property.maxLength !== undefined) input.maxLength = property.maxLength;
     const hint = property.description ?? (type === 'url' ? 'An http:// or https:// address' : type === 'password' ? 'Stored encrypted; never shown again' : undefined);
-    return { name, required: required.has(name), element: labelled(labelOf(name, property), input, hint), value: () => input.value.trim() };
+    return { name, required: required.has(name), element: labelled(labelOf(name, property), input, hint), input, value: () => input.value.trim() };
   });
 }
 

@@ -101,10 +101,17 @@ export type Connection = {
 export type Settings = { publicOrigin: string | null; mcpUrl: string | null; timeZone: string; timeZoneSource: 'setting' | 'hub' | 'machine' };
 
 export type Unavailable = { unavailable: string };
+export type StatusProblem = { problem: string; severity: 'failing' | 'attention'; message: string; mend: string; connectionId?: string; process?: string };
+export type ProcessState = { name: string; state: 'running' | 'not_seen'; version: string | null; startedAt: string | null; uptimeSeconds: number | null };
+export type FailedJob = { jobId: string; connectionId: string | null; connectionName: string | null; failedAt: string; attempts: number; error: string };
 export type Status = {
+  overall: { state: 'ok' | 'attention' | 'failing'; problems: StatusProblem[] };
+  processes: ProcessState[];
+  failedJobs: FailedJob[] | Unavailable;
+  chain: { intact: boolean; verifiedAt: string } | null;
   dependencies: { postgres: string; redis: string };
   mcp: { served: true; address: string; sessions: number; lastSeenAt: string } | { served: false; message: string } | ({ served: null } & Unavailable);
   queues: { sync: Record<string, number> | Unavailable; live: Record<string, number> | Unavailable };
-  connections: Array<{ id: string; sector: string; provider: string; display_name: string; status: string; last_synced_at: string | null; last_error: string | null }> | Unavailable;
+  connections: Array<{ id: string; sector: string; provider: string; display_name: string; status: string; health: string; last_synced_at: string | null; last_error: string | null }> | Unavailable;
   audit: { queued: number | Unavailable; dropped: unknown };
 };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Logger } from '../logger/index.ts';
 import type { Redis } from '../redis/index.ts';
+import { PROCESS_STARTED_AT, SERVICE_VERSION } from '../status/service-version.ts';
 import type { Metrics } from './metrics-catalogue.ts';
 
 /** One hash (under REDIS_PREFIX): a field per running process, its latest snapshot as JSON. */
@@ -15,6 +16,9 @@ const SnapshotSchema = z.object({
   at: z.number(),
   staleAfterMs: z.number(),
   metrics: z.array(z.record(z.string(), z.unknown())),
+  /** When the process started (epoch ms) and the release it runs: the Status screen's processes (issue 39). */
+  startedAt: z.number().optional(),
+  version: z.string().optional(),
 });
 
 /**
@@ -27,7 +31,14 @@ export function startMetricsPublisher(deps: { redis: Redis; metrics: Metrics; se
   let publishing: Promise<unknown> = Promise.resolve();
   const publish = () => {
     publishing = (async () => {
-      const snapshot = { service: deps.service, at: Date.now(), staleAfterMs: deps.everyMs * STALE_AFTER_INTERVALS, metrics: await deps.metrics.registry.getMetricsAsJSON() };
+      const snapshot = {
+        service: deps.service,
+        at: Date.now(),
+        staleAfterMs: deps.everyMs * STALE_AFTER_INTERVALS,
+        metrics: await deps.metrics.registry.getMetricsAsJSON(),
+        startedAt: PROCESS_STARTED_AT,
+        version: SERVICE_VERSION,
+      };
       await deps.redis.hset(METRICS_SNAPSHOTS_KEY, field, JSON.stringify(snapshot));
     })().catch((error: unknown) => deps.log.debug({ err: error }, 'metrics not published'));
   };
@@ -63,4 +74,23 @@ export async function readPublishedMetrics(redis: Redis, now = Date.now()): Prom
   }
   if (stale.length > 0) await redis.hdel(METRICS_SNAPSHOTS_KEY, ...stale);
   return fresh;
+}
+
+/** A process that published a fresh snapshot: its service, when it started and what it runs. */
+export type PublishedProcess = { service: string; startedAt: number | null; version: string | null; seenAt: number };
+
+/** The processes whose snapshots are fresh (a process that stopped or died is not among them). */
+export async function readPublishedProcesses(redis: Redis, now = Date.now()): Promise<PublishedProcess[]> {
+  const fields = await redis.hgetall(METRICS_SNAPSHOTS_KEY);
+  return Object.values(fields).flatMap((raw) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return [];
+    }
+    const parsed = SnapshotSchema.safeParse(value);
+    if (!parsed.success || now - parsed.data.at > parsed.data.staleAfterMs) return [];
+    return [{ service: parsed.data.service, startedAt: parsed.data.startedAt ?? null, version: parsed.data.version ?? null, seenAt: parsed.data.at }];
+  });
 }

@@ -5,7 +5,10 @@ import { connectionHealth, createConnectionQueries } from '@pcg/shared/connectio
 import type { Logger } from '@pcg/shared/logger';
 import { openQueue, type QueueName } from '@pcg/shared/queues';
 import type { Redis, RedisSettings } from '@pcg/shared/redis';
+import { readPublishedProcesses } from '@pcg/shared/metrics';
 import { MCP_NOT_SERVED, readHeartbeat, readPart, readRedisPart, type Dependency, type PartResult } from '@pcg/shared/status';
+import { processStates, recentFailedSyncJobs } from '../status/status-parts.ts';
+import { judgeStatus } from '../status/status-verdict.ts';
 
 /** What a part the status page could not read says instead of its value. */
 export const statusPartDown = (dependency: Dependency) => ({ unavailable: `${dependency} is unreachable` });
@@ -17,7 +20,10 @@ export const statusPartDown = (dependency: Dependency) => ({ unavailable: `${dep
  * is read on its own, `dependencies` says which store is down, a part that needs it says it is
  * unavailable, and the status is 503 until every dependency answers again (so a monitor sees the fault).
  */
-export function registerStatusRoute(app: FastifyInstance, deps: { db: DatabasePool; redis: Redis; settings: RedisSettings; log: Logger }): void {
+export function registerStatusRoute(
+  app: FastifyInstance,
+  deps: { db: DatabasePool; redis: Redis; settings: RedisSettings; log: Logger; chain?: { last(): { intact: boolean; verifiedAt: string } | undefined } },
+): void {
   const queues = new Map<QueueName, ReturnType<typeof openQueue>>();
   const queue = (name: QueueName) => {
     let opened = queues.get(name);
@@ -37,7 +43,8 @@ export function registerStatusRoute(app: FastifyInstance, deps: { db: DatabasePo
   const value = <T>(part: PartResult<T>) => (part.ok ? part.value : statusPartDown(part.down));
 
   app.get('/api/status', async (_request, reply) => {
-    const [heartbeat, sync, live, queued, dropped, connections] = await Promise.all([
+    const now = Date.now();
+    const [heartbeat, sync, live, queued, dropped, connections, published] = await Promise.all([
       readRedisPart(deps.redis, () => readHeartbeat(deps.redis)),
       depth('sync'),
       depth('live'),
@@ -55,13 +62,33 @@ export function registerStatusRoute(app: FastifyInstance, deps: { db: DatabasePo
           last_error,
         })),
       ),
+      readRedisPart(deps.redis, () => readPublishedProcesses(deps.redis, now)),
     ]);
-    const parts = [heartbeat, sync, live, queued, dropped, connections];
+    const names = new Map(connections.ok ? connections.value.map((connection) => [connection.id, connection.display_name] as const) : []);
+    const failedJobs = await readRedisPart(deps.redis, async () => recentFailedSyncJobs(await queue('sync'), names, now));
+    const parts = [heartbeat, sync, live, queued, dropped, connections, published, failedJobs];
     const down = new Set(parts.flatMap((part) => (part.ok ? [] : [part.down])));
     const dependencies = { postgres: down.has('postgres') ? 'down' : 'up', redis: down.has('redis') ? 'down' : 'up' };
     if (down.size > 0) deps.log.warn({ dependencies }, 'status read with a dependency down');
     reply.code(down.size > 0 ? 503 : 200);
+    const processes = published.ok ? processStates(published.value, now) : [];
+    const last = deps.chain?.last();
+    const chain = last ? { intact: last.intact, verifiedAt: last.verifiedAt } : null;
+    const verdict = judgeStatus({
+      dependencies: dependencies as { postgres: 'up' | 'down'; redis: 'up' | 'down' },
+      mcpServed: heartbeat.ok ? heartbeat.value !== null : null,
+      connections: connections.ok ? connections.value : null,
+      failedJobs: failedJobs.ok ? failedJobs.value : null,
+      droppedRows: dropped.ok ? Object.values(dropped.value).reduce((sum, rows) => sum + rows, 0) : null,
+      chain,
+      processes,
+    });
     return {
+      // Issue 39's additions; spec 4's fields below keep their shapes.
+      overall: verdict,
+      processes,
+      failedJobs: value(failedJobs),
+      chain,
       dependencies,
       mcp: !heartbeat.ok
         ? { served: null, ...statusPartDown(heartbeat.down) }
