@@ -11,6 +11,11 @@ import type { AddressInfo } from 'node:net';
  * it, the v2 one (protocol-v2.md "Account Set", "Connection": `errlist`, `connections`, a `conn_id` per
  * account and no `org`), the two never mixed, as the live Bridge does. Banks and their accounts come and
  * go as the test says; `/accounts` can be made to redirect.
+ *
+ * Sources, cited at each behaviour: [SF-PROTO] simplefin/simplefin.github.com @0d1524c `protocol.md` (its
+ * sections "POST /claim/:token", "GET /accounts", "Account Set", "Transaction"); [SF-V2] the same repository's
+ * `protocol-v2.md`; providers.md §2.x; third-party reports of the live Bridge where the protocol is silent, each
+ * named. A behaviour none of them settles is marked `guess:`.
  */
 
 export type BridgeTransaction = { id: string; posted: number; amount: string; description: string; transacted_at?: number; pending?: boolean; payee?: string };
@@ -82,6 +87,18 @@ const ADVISED_S = 45 * DAY_S;
 const CAPPED = 'Requested date range exceeds limit of 90 days and was capped.';
 const ADVISED = 'Requested date range exceeds recommended range of 45 days. In the future, this may be capped.';
 
+/**
+ * The Bridge's daily budget per access URL, as SimpleFIN support put it to a user (quoted in
+ * actualbudget/actual#3228): "The suggested use is 24 requests/day, you will get warned at 48 requests/day and
+ * then blocked at 96 requests/day"; the Bridge guide copy (providers.md §2.4) says the quota replenishes through
+ * the day, so the double counts the last 24 hours. guess: the warning's words and that it rides the errors list as
+ * a `gen.api` entry like the range notes; that "blocked" is the protocol's 403 ("access has been revoked").
+ */
+const WARN_AFTER = 48;
+const BLOCK_AFTER = 96;
+const BUDGET_WINDOW_MS = 86_400_000;
+const BUDGET_WARNING = 'You have made more than 48 requests in the last 24 hours. Access will be blocked above 96.';
+
 export async function startSimplefinDouble(options: SimplefinDoubleOptions = {}) {
   const accounts = new Map((options.accounts ?? demoBridgeAccounts()).map((account) => [storeKey(account), structuredClone(account)]));
   const unclaimed = new Set<string>();
@@ -111,7 +128,23 @@ export async function startSimplefinDouble(options: SimplefinDoubleOptions = {})
     return colon < 0 ? null : { user: decoded.slice(0, colon), pass: decoded.slice(colon + 1) };
   }
 
-  function accountSet(query: URLSearchParams) {
+  /** The `/accounts` requests of one access URL within the last 24 hours, this one included. */
+  const budget = new Map<string, number[]>();
+  function countRequest(user: string): number {
+    const now = Date.now();
+    const recent = (budget.get(user) ?? []).filter((at) => now - at < BUDGET_WINDOW_MS);
+    recent.push(now);
+    budget.set(user, recent);
+    return recent.length;
+  }
+
+  /**
+   * [SF-PROTO] "GET /accounts": `start-date` on or after, `end-date` before and not on (epoch seconds), `pending=1`
+   * adds pending transactions (off by default), `account` restricts (repeatable), `balances-only=1` sends no
+   * transactions; the Account Set's `errors` is required. The 90/45-day notes: see CAPPED above.
+   * guess: pending transactions (posted 0) are given whatever the window, as their `posted` says nothing.
+   */
+  function accountSet(query: URLSearchParams, requestsToday: number) {
     const now = nowS();
     const end = query.has('end-date') ? Number(query.get('end-date')) : undefined;
     let start = query.has('start-date') ? Number(query.get('start-date')) : undefined;
@@ -120,9 +153,12 @@ export async function startSimplefinDouble(options: SimplefinDoubleOptions = {})
       start = (end ?? now) - CAP_S;
       notes.push(CAPPED);
     } else if (start !== undefined && (end ?? now) - start > ADVISED_S) notes.push(ADVISED);
+    if (requestsToday > WARN_AFTER) notes.push(BUDGET_WARNING);
     const pending = query.get('pending') === '1';
     const only = query.getAll('account');
     const balancesOnly = query.get('balances-only') === '1';
+    // providers.md §2.2 [SF-DEV]: `version=2` asks for the v2 Account Set ([SF-V2] "Account Set", "Connection",
+    // "Error": `errlist` with codes, `connections`, a `conn_id` per account, no `org`).
     const v2 = query.get('version') === '2';
     const listed = [...accounts.values()].filter((account) => only.length === 0 || only.includes(account.id));
     const shown = listed.map((full) => {
@@ -166,6 +202,8 @@ export async function startSimplefinDouble(options: SimplefinDoubleOptions = {})
     const credentials = basic(req);
     requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, at: Date.now(), basicUser: credentials?.user ?? null, authorization: req.headers.authorization ?? null });
     req.resume();
+    // [SF-PROTO] "POST /claim/:token": 200 with the Access URL as text, 403 for a token unknown or already claimed
+    // (single use, providers.md §2.1). guess: the 403's body, and that a GET of the claim URL is a plain 404.
     const claim = /^\/simplefin\/claim\/([^/]+)$/.exec(url.pathname);
     if (claim?.[1] && req.method === 'POST') {
       const token = decodeURIComponent(claim[1]);
@@ -176,21 +214,28 @@ export async function startSimplefinDouble(options: SimplefinDoubleOptions = {})
       access.set(user, pass);
       return send(res, 200, `${double.url.replace('://', `://${user}:${pass}@`)}/simplefin`, 'text/plain');
     }
+    // [SF-PROTO] "GET /info".
     if (url.pathname === '/simplefin/info' && req.method === 'GET') return send(res, 200, { versions: ['1.0'] });
+    // A scenario the test turns on: the Bridge guide fetches with `curl -L` (providers.md §2.1 [SF-DEV]), so a
+    // client may meet a redirect. guess: that the live Bridge ever redirects `/accounts`.
     if (url.pathname === '/simplefin/accounts' && state.redirect) {
       res.writeHead(state.redirect.status, { location: `${state.redirect.location}${url.search}`, 'content-length': 0 });
       return res.end();
     }
     // A same-origin new home of the access root (where a redirect may send a client).
     if ((url.pathname === '/simplefin/accounts' || url.pathname === '/moved/simplefin/accounts') && req.method === 'GET') {
+      // [SF-PROTO] "GET /accounts": HTTP Basic with the claimed credentials; 403 when they fail or were revoked, 402
+      // when payment is required. guess: the bodies of both (the protocol gives only the statuses).
       if (!credentials || access.get(credentials.user) !== credentials.pass) return send(res, 403, 'Forbidden', 'text/plain');
       if (state.paymentRequired) return send(res, 402, 'Payment Required', 'text/plain');
+      const requestsToday = countRequest(credentials.user);
+      if (requestsToday > BLOCK_AFTER) return send(res, 403, 'Forbidden', 'text/plain');
       const fault = state.failNext.shift();
       if (fault) {
         if (fault.retryAfter) res.setHeader('retry-after', fault.retryAfter);
         return send(res, fault.status, 'Unavailable', 'text/plain');
       }
-      return send(res, 200, accountSet(url.searchParams));
+      return send(res, 200, accountSet(url.searchParams, requestsToday));
     }
     send(res, 404, 'Not Found', 'text/plain');
   });
@@ -207,6 +252,11 @@ export async function startSimplefinDouble(options: SimplefinDoubleOptions = {})
       const token = randomBytes(16).toString('hex');
       unclaimed.add(token);
       return Buffer.from(`${double.url}/simplefin/claim/${token}`).toString('base64');
+    },
+    /** `/accounts` requests of each access URL (by its Basic user) within the last 24 hours: the Bridge's daily budget. */
+    requestsToday(): Map<string, number> {
+      const now = Date.now();
+      return new Map([...budget].map(([user, times]) => [user, times.filter((at) => now - at < BUDGET_WINDOW_MS).length]));
     },
     /** Every access URL handed out stops working (403), as when the operator revokes the app at the bridge. */
     revokeAccess(): void {
