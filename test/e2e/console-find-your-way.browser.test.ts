@@ -7,7 +7,7 @@ import { blockingConnection } from '@pcg/shared/queues';
 import { bullmqPrefix } from '@pcg/shared/redis';
 import { useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { startConsoleAndGateway } from '../ops/ops-harness.ts';
-import { closeScreen, launchChromium, openScreen, screenshot, type OpenedScreen } from './browser.ts';
+import { closeScreen, launchChromium, openScreen, screenshot, SCREENSHOTS, type OpenedScreen } from './browser.ts';
 
 // Issue 39 in Chromium: adding a source in one place with its errors beside their fields, the question
 // before a create rotates an agent, a token replaced from its card, a failed job named on Status, and a
@@ -127,6 +127,37 @@ describe('adding a source in one place', { tags: ['needs-chromium'] }, () => {
     await screenshot(page, 'connections-grouped');
     await page.setViewportSize({ width: 390, height: 844 });
     await screenshot(page, 'connections-grouped-390');
+    await done(opened);
+  });
+});
+
+describe('the card\'s Check act', { tags: ['needs-chromium'] }, () => {
+  it('calls POST /api/connections/:id/check and shows each step passed or failed with its message', async () => {
+    const { connection } = await send<{ connection: { id: string } }>('POST', '/api/connections', { provider: 'health-auto-export', displayName: 'Checked phone' });
+    const opened = await open('connections');
+    const { page } = opened;
+    const card = page.locator(`article[data-connection="${connection.id}"]`);
+    const [response] = await Promise.all([
+      page.waitForResponse((answer) => answer.url().endsWith(`/api/connections/${connection.id}/check`) && answer.request().method() === 'POST'),
+      card.getByRole('button', { name: 'Check Checked phone against its source' }).click(),
+    ]);
+    // The contract: { ok, steps: [{ step, title, passed, message }], requests }.
+    const answer = (await response.json()) as { ok: boolean; steps: Array<{ step: string; title: string; passed: boolean; message: string }>; requests: number };
+    const result = card.getByRole('region', { name: 'Check of Checked phone' });
+    await result.waitFor();
+    const shown = result.locator('li.step');
+    expect(await shown.count()).toBe(answer.steps.length);
+    for (const [index, step] of answer.steps.entries()) {
+      const item = shown.nth(index);
+      expect(await item.getAttribute('data-step')).toBe(step.step);
+      expect(await item.locator('.step-mark').textContent()).toBe(step.passed ? '✓ passed' : '✗ failed');
+      expect(await item.textContent()).toContain(`${step.title}: ${step.message}`);
+    }
+    // A fresh push connection has its secret but no push yet: both kinds of step are on screen.
+    expect(answer.steps.some((step) => step.passed) && answer.steps.some((step) => !step.passed)).toBe(true);
+    expect(await result.getAttribute('class')).toContain(answer.ok ? 'passed' : 'failed');
+    expect(await result.locator('.check-summary').textContent()).toContain(answer.ok ? 'Every step passed' : 'A step failed');
+    await card.screenshot({ path: `${SCREENSHOTS}/connection-check.png` });
     await done(opened);
   });
 });

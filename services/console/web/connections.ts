@@ -309,7 +309,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
             class: needsPerson ? 'primary' : null,
           })
         : null,
-      pull && provider ? button('Check', (event) => void check(event.currentTarget as HTMLButtonElement), { 'aria-label': `Check ${connection.displayName} against its source` }) : null,
+      provider ? button('Check', (event) => void check(event.currentTarget as HTMLButtonElement), { 'aria-label': `Check ${connection.displayName} against its source` }) : null,
       connection.signIn === 'push'
         ? button('Rotate secret', () =>
             void act(async () => {
