@@ -37,6 +37,7 @@ import { registerExportRoutes } from './routes/export.ts';
 import { registerProviderRoutes } from './routes/providers.ts';
 import { registerSignInRoutes } from './routes/sign-ins.ts';
 import { createOriginRebaser } from '@pcg/shared/providers';
+import { createAddressPolicy, gatewayOwnPorts } from '@pcg/shared/outbound';
 import { registerWebRoutes } from './routes/web.ts';
 import { createExportService } from './export/export-service.ts';
 import { registerCrossSiteCheck } from './web/cross-site.ts';
@@ -81,7 +82,9 @@ function ownAuditProducer({ config, log, db, redis, metrics, auditSpoolDir }: Pi
 
 export function buildApp({ config, log, db, redis, now, live: givenLive, audit: givenAudit, sources, metrics = createMetrics(), auditSpoolDir }: ConsoleAppDeps): FastifyInstance {
   const { audit, drain } = givenAudit ? { audit: givenAudit, drain: undefined } : ownAuditProducer({ config, log, db, redis, metrics, auditSpoolDir });
-  const sourcesDeps = sources ? createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES }) : undefined;
+  // The outbound policy for source addresses (issue 32): what the operator types is refused at save as written.
+  const addressPolicy = createAddressPolicy({ ownPorts: gatewayOwnPorts(config) });
+  const sourcesDeps = sources ? createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES, addressPolicy }) : undefined;
   const live = givenLive && metrics.timedLive(givenLive);
   const resolver = createKeyResolver({ db, log });
   const resolveAuthorization = (header: string | undefined) => resolver.resolveAuthorization(header, now?.());
@@ -140,6 +143,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
         audit,
         log,
         rebaseUrl: createOriginRebaser(config),
+        addressPolicy,
       }),
     );
     registerIngestRoutes(app, { ingest: sourcesDeps.ingest, audit: sourcesDeps.audit, bodyLimit: sourcesDeps.ingestBodyLimit });

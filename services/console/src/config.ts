@@ -12,6 +12,8 @@ export const consoleConfigSchema = logConfig.extend({
   ...auditConfig.shape,
   /** Served as `service` by describe_context. */
   SERVICE_NAME: agentPortConfig.shape.SERVICE_NAME,
+  /** The agent port: the outbound policy refuses it, like the Console's own, as a source address (issue 32). */
+  MCP_HTTP_PORT: agentPortConfig.shape.MCP_HTTP_PORT,
   ...credentialsConfig.shape,
   ...liveConfig.shape,
   ...providerOriginsConfig.shape,

@@ -1,4 +1,4 @@
-import { dbConfig, logConfig, metricsConfig, redisConfig } from '@pcg/shared/config';
+import { agentPortConfig, consolePortConfig, dbConfig, logConfig, metricsConfig, redisConfig } from '@pcg/shared/config';
 import { credentialsConfig } from '@pcg/shared/crypto';
 import { providerOriginsConfig } from '@pcg/shared/providers';
 import { z } from 'zod';
@@ -12,6 +12,10 @@ export const syncWorkerConfigSchema = logConfig.extend({
   ...credentialsConfig.shape,
   ...metricsConfig.shape,
   ...providerOriginsConfig.shape,
+  /** The Console's port: the outbound policy refuses it on this machine's addresses as a source address (issue 32). */
+  REST_PORT: consolePortConfig.shape.REST_PORT,
+  /** The agent port: refused like the Console's. */
+  MCP_HTTP_PORT: agentPortConfig.shape.MCP_HTTP_PORT,
   /** The calendar sync window (spec 6): days of past occurrences kept; default 90. */
   CALENDAR_PAST_DAYS: z.coerce.number().int().min(0).max(3650).default(90),
   /** The calendar sync window: days of future occurrences kept; default 365. */

@@ -10,6 +10,7 @@ import type { SyncWorkerConfig } from './config.ts';
 import type { Connector, RefreshCredentials } from './connectors/connector-types.ts';
 import { icloudOptions } from './connectors/icloud/icloud-local-override.ts';
 import { createConnectorRegistry, defaultConnectors } from './connectors/registry.ts';
+import { createSourceOutbound } from './connectors/kit/source-outbound.ts';
 import { createOriginRebaser } from '@pcg/shared/providers';
 import type { PlaidApp } from './connectors/plaid/plaid-api.ts';
 import { plaidAppLoader } from './connectors/plaid/plaid-app.ts';
@@ -57,8 +58,9 @@ function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<str
   // The aggregator's application is read from the database, which opens after the registry is checked.
   let loadPlaidApp: () => Promise<PlaidApp | null> = async () => null;
   const plaid = { loadApp: () => loadPlaidApp() };
+  const outbound = createSourceOutbound(config);
   const registry = createConnectorRegistry(
-    options.connectors ?? defaultConnectors(rebaseUrl, { calendarWindow: { pastDays: config.CALENDAR_PAST_DAYS, futureDays: config.CALENDAR_FUTURE_DAYS }, icloud, plaid }),
+    options.connectors ?? defaultConnectors(rebaseUrl, { calendarWindow: { pastDays: config.CALENDAR_PAST_DAYS, futureDays: config.CALENDAR_FUTURE_DAYS }, icloud, plaid, outbound }),
   );
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
@@ -104,6 +106,7 @@ function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<str
             log,
             requestTimeoutMs: config.SOURCE_TIMEOUT_MS,
             allowLoopback: config.SIMPLEFIN_ALLOW_LOOPBACK,
+            outbound,
           }) as JobHandler,
         },
         { ...workerOptions, concurrency: 2 },
@@ -130,6 +133,7 @@ function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<str
     await Promise.all(workers.map((worker) => worker.close(true)));
     await producer?.close();
     await infra.close();
+    await outbound.close();
     throw error;
   }
   const openProducer = producer;
@@ -146,6 +150,7 @@ function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<str
       await openProducer.close();
       await publisher.stop();
       await infra.close();
+      await outbound.close();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
+import { agentPortConfig, consolePortConfig } from '../config/index.ts';
 import { AddressRefusedError, shownAddress } from './address-refused-error.ts';
 import { addressRefusal, bareHost, canonicalAddress, isLoopback, nameRefusal, parseAddress } from './refused-addresses.ts';
 
@@ -25,6 +26,12 @@ export function gatewayOwnPorts(settings: { REST_PORT: number; MCP_HTTP_PORT: nu
     { port: settings.MCP_HTTP_PORT, name: 'agent port (MCP_HTTP_PORT)' },
   ].filter((own) => own.port > 0);
 }
+
+/** The two ports as the settings default them (spec 1 item 2), for a policy made without settings at hand. */
+export const DEFAULT_GATEWAY_PORTS = {
+  REST_PORT: consolePortConfig.shape.REST_PORT.parse(undefined),
+  MCP_HTTP_PORT: agentPortConfig.shape.MCP_HTTP_PORT.parse(undefined),
+};
 
 const defaultLookup = (hostname: string): Promise<ResolvedAddress[]> => dnsLookup(hostname, { all: true });
 

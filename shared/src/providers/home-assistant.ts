@@ -30,4 +30,5 @@ export const HOME_ASSISTANT: ProviderDescriptor = {
   signIn: 'token',
   defaultSyncIntervalMinutes: 15,
   credentialsSchema: HomeAssistantCredentialsSchema,
+  addressFields: ['baseUrl'],
 };

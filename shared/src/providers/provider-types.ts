@@ -74,6 +74,8 @@ export type ProviderDescriptor = {
   defaultSyncIntervalMinutes: number | null;
   /** Validates the credentials the operator supplies for a `token` provider; sealed before storage. */
   credentialsSchema?: z.ZodType;
+  /** Credential fields that hold an address the operator gives (a hub's): the outbound policy checks them at save (issue 32). */
+  addressFields?: readonly string[];
   /** For `oauth` providers. */
   oauth?: OAuthSpec;
   /** For `link` providers. */

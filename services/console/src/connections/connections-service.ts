@@ -5,6 +5,7 @@ import { ConflictError, HttpError, NotFoundError, ValidationError } from '@pcg/s
 import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
+import { createAddressPolicy, credentialsAddressRefusal, DEFAULT_GATEWAY_PORTS, gatewayOwnPorts, type AddressPolicy } from '@pcg/shared/outbound';
 import { findProvider, PROVIDERS, type ProviderDescriptor } from '@pcg/shared/providers';
 import type { CheckRequester, SignInRequester, SyncProducer } from '@pcg/shared/queues';
 import { checkBeforeSaving } from './connect-check.ts';
@@ -32,6 +33,8 @@ export type ConnectionsServiceDeps = {
   /** The check's credential step before a token connection is saved (issue 32); absent, nothing is asked. */
   credentialCheck?: Pick<CheckRequester, 'checkCredentials'>;
   now?: () => number;
+  /** The outbound policy for a source address the operator types (issue 32); default with the gateway's default ports. */
+  addressPolicy?: Pick<AddressPolicy, 'urlRefusal'>;
 };
 
 function describeIssues(error: z.ZodError): string {
@@ -46,6 +49,7 @@ function describeIssues(error: z.ZodError): string {
  */
 export function createConnectionsService(deps: ConnectionsServiceDeps) {
   const now = deps.now ?? Date.now;
+  const addressPolicy = deps.addressPolicy ?? createAddressPolicy({ ownPorts: gatewayOwnPorts(DEFAULT_GATEWAY_PORTS) });
 
   function view(row: ConnectionRow): ConnectionView {
     const provider = findProvider(row.provider);
@@ -97,6 +101,8 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
     if (!schema) throw new ValidationError(`${provider.displayName} takes no credentials`);
     const parsed = schema.safeParse(credentials);
     if (!parsed.success) throw new ValidationError(`${provider.displayName} needs valid credentials: ${describeIssues(parsed.error)}`);
+    const refusedAddress = credentialsAddressRefusal(addressPolicy, provider, parsed.data);
+    if (refusedAddress) throw new ValidationError(`${provider.displayName}: ${refusedAddress}`);
     return sealCredentials(deps.credentialsKey, parsed.data, id);
   }
 
@@ -205,6 +211,8 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
 
     async requestSync(id: string): Promise<{ connection: ConnectionView; jobId: string }> {
       const { row, provider } = await existing(id);
+      // A connection of no known provider (the demo seed's) has no source at all: it is not a push connection.
+      if (!provider) throw new ConflictError(`${row.display_name} holds data seeded by the demo (provider '${row.provider}'): it has no source to sync from`);
       if (!pulls(provider)) throw new ConflictError('a push connection receives its data from the device; there is nothing to sync');
       if (row.status === 'paused' || row.status === 'needs_sign_in') throw new ConflictError(`the connection is ${row.status.replace('_', ' ')}; resume it first`);
       try {

@@ -1,4 +1,5 @@
 import type { AuditRecorder } from '@pcg/shared/audit';
+import type { AddressPolicy } from '@pcg/shared/outbound';
 import { createConnectionQueries } from '@pcg/shared/connections';
 import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
@@ -41,6 +42,8 @@ export function createSourcesDeps(options: {
   audit: AuditRecorder;
   log: Logger;
   ingestBodyLimit: number;
+  /** The outbound policy for source addresses the operator types (issue 32). */
+  addressPolicy?: Pick<AddressPolicy, 'urlRefusal'>;
 }): SourcesDeps {
   const queries = createConnectionQueries(options.db);
   return {
@@ -53,6 +56,7 @@ export function createSourcesDeps(options: {
       log: options.log,
       itemRemoval: options.signIns,
       credentialCheck: options.checks,
+      addressPolicy: options.addressPolicy,
     }),
     checks: createConnectionCheckService({ queries, checks: options.checks, audit: options.audit }),
     ingest: createIngestService({ db: options.db, queries }),

@@ -4,6 +4,7 @@ import type { DatabasePool } from '@pcg/shared/db';
 import { ConflictError, HttpError, ValidationError } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
 import { findProvider, listProviders, realOrigins, SETUP_TOKEN_UNREADABLE, type ProviderDescriptor, type RebaseUrl } from '@pcg/shared/providers';
+import { createAddressPolicy, DEFAULT_GATEWAY_PORTS, gatewayOwnPorts, type AddressPolicy } from '@pcg/shared/outbound';
 import type { SignInJobResult, SignInRequester } from '@pcg/shared/queues';
 import { createSignInQueries, providerAppContext, ProviderAppSchema, type ProviderApp } from '@pcg/shared/sign-ins';
 import type { ConnectionView } from '../connections/connections-types.ts';
@@ -44,6 +45,8 @@ export type SignInServiceDeps = {
   log: Logger;
   /** Points a provider's real sign-in address at its configured stand-in (`<PROVIDER>_BASE_URL`); default none. */
   rebaseUrl?: RebaseUrl;
+  /** The outbound policy for the setup token's claim address (issue 32); default with the gateway's default ports. */
+  addressPolicy?: Pick<AddressPolicy, 'urlRefusal'>;
 };
 
 export type CallbackQuery = { code?: string; state?: string; error?: string };
@@ -55,6 +58,7 @@ export type CallbackQuery = { code?: string; state?: string; error?: string };
  */
 export function createSignInService(deps: SignInServiceDeps) {
   const states = createSignInStates(deps.redis);
+  const addressPolicy = deps.addressPolicy ?? createAddressPolicy({ ownPorts: gatewayOwnPorts(DEFAULT_GATEWAY_PORTS) });
 
   function oauthProvider(kind: string): ProviderDescriptor & { oauth: NonNullable<ProviderDescriptor['oauth']> } {
     const provider = findProvider(kind);
@@ -138,6 +142,8 @@ export function createSignInService(deps: SignInServiceDeps) {
       if (!provider.claim) throw new ConflictError(`${provider.displayName} takes no setup token`);
       const claimUrl = provider.claim.decode(body.setupToken);
       if (!claimUrl) throw new ValidationError(SETUP_TOKEN_UNREADABLE);
+      const refusedAddress = addressPolicy.urlRefusal(claimUrl);
+      if (refusedAddress) throw new ValidationError(`this setup token claims at ${claimUrl.host}, which was refused: ${refusedAddress}; nothing was sent: create a setup token at your bridge and paste that one`);
       const claimHost = claimUrl.host;
       if (body.confirmHost === undefined) return { status: 'confirm' as const, claimHost, https: claimUrl.protocol === 'https:' };
       if (body.confirmHost !== claimHost) throw new ConflictError(`this setup token claims at ${claimHost}; confirm that host to claim it`);

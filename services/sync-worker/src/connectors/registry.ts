@@ -4,10 +4,12 @@ import type { CalendarWindow } from './google/calendar-sync.ts';
 import { createGmailConnector } from './gmail/gmail-connector.ts';
 import { createGoogleConnector } from './google/google-connector.ts';
 import { healthAutoExportConnector } from './health-auto-export/health-auto-export-connector.ts';
-import { homeAssistantConnector } from './home-assistant/home-assistant-connector.ts';
+import type { Outbound } from '@pcg/shared/outbound';
+import { createHomeAssistantConnector } from './home-assistant/home-assistant-connector.ts';
+import { createSourceOutbound } from './kit/source-outbound.ts';
 import { createMicrosoftConnector } from './microsoft/microsoft-connector.ts';
 import { createPlaidConnector, type PlaidConnectorOptions } from './plaid/plaid-connector.ts';
-import { simplefinConnector } from './simplefin/simplefin-connector.ts';
+import { createSimplefinConnector } from './simplefin/simplefin-connector.ts';
 import { createWhoopConnector } from './whoop/whoop-connector.ts';
 import { createICloudConnector, type ICloudConnectorOptions } from './icloud/icloud-connector.ts';
 
@@ -25,17 +27,19 @@ export type ConnectorOptions = {
   icloud?: ICloudConnectorOptions;
   /** `loadApp` reads the aggregator application the operator saved (the sync-worker's opens it from `provider_apps`). */
   plaid?: Omit<PlaidConnectorOptions, 'rebaseUrl'>;
+  /** The outbound policy for the addresses an operator or a source gave (the hub's, the bridge's); default with the default ports. */
+  outbound?: Outbound;
 };
 
 /** One connector per provider of the catalogue, each pointed at its source (or the configured stand-in). */
 export function defaultConnectors(rebaseUrl: RebaseUrl = realOrigins, options: ConnectorOptions = {}): Connector[] {
-  const { calendarWindow, icloud = {}, plaid = { loadApp: NO_PLAID_APP } } = options;
+  const { calendarWindow, icloud = {}, plaid = { loadApp: NO_PLAID_APP }, outbound = createSourceOutbound() } = options;
   return [
     createPlaidConnector({ ...plaid, rebaseUrl }),
-    homeAssistantConnector,
+    createHomeAssistantConnector({ outbound }),
     healthAutoExportConnector,
     createMicrosoftConnector({ apiBase: rebaseUrl(MICROSOFT_GRAPH_API_BASE) }),
-    simplefinConnector,
+    createSimplefinConnector({ outbound }),
     createICloudConnector(icloud),
     createWhoopConnector({ apiBase: rebaseUrl(WHOOP_API_BASE) }),
     createGoogleConnector({ calendarBase: rebaseUrl(GOOGLE_CALENDAR_API_BASE), peopleBase: rebaseUrl(GOOGLE_PEOPLE_API_BASE), window: calendarWindow }),

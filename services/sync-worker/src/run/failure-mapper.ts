@@ -5,6 +5,7 @@ import type { LiveJob, LiveJobResult } from '@pcg/shared/queues';
 import type { ConnectorContext } from '../connectors/connector-types.ts';
 import {
   LiveRequestError,
+  SourceAddressRefusedError,
   SourceAppCredentialsError,
   SourceAuthError,
   SourceError,
@@ -34,6 +35,7 @@ export type Failure =
   | { kind: 'rate_limited'; message: string; retryAfterMs: number }
   | { kind: 'needs_sign_in'; message: string }
   | { kind: 'app_refused'; message: string }
+  | { kind: 'address_refused'; message: string }
   | { kind: 'rejected'; message: string }
   | { kind: 'retry'; message: string; retryAfterMs?: number }
   | { kind: 'internal'; error: unknown };
@@ -43,6 +45,7 @@ export function readFailure(error: unknown): Failure {
   if (error instanceof SourceRateLimitedError) return { kind: 'rate_limited', message: error.message, retryAfterMs: error.retryAfterMs };
   if (error instanceof SourceAuthError) return { kind: 'needs_sign_in', message: `${error.message}; sign in again` };
   if (error instanceof SourceAppCredentialsError) return { kind: 'app_refused', message: error.message };
+  if (error instanceof SourceAddressRefusedError) return { kind: 'address_refused', message: error.message };
   if (error instanceof CredentialsCipherError) return { kind: 'needs_sign_in', message: CIPHER_MESSAGE };
   if (error instanceof SourceRejectedError || error instanceof LiveRequestError) return { kind: 'rejected', message: error.message };
   if (error instanceof SourceUnavailableError) {
@@ -92,6 +95,9 @@ export type FailureDeps = {
  * - the provider refused the gateway's application credentials → the connection is `error` with a message
  *   naming Settings, the sync fails without retries (they would only repeat the refusal) and stays
  *   scheduled, so the first sync after new credentials are saved heals it with the grant it kept;
+ * - the outbound policy refused the source's address (issue 32) → the connection is `error` with the
+ *   refusal as its message, at once and without retries (not an outage: nothing was sent, and the same
+ *   address would be refused again); it stays scheduled, so a corrected address heals it;
  * - anything else (5xx, network, timeout, a rejection, a bug) → a sync is retried with backoff (no sooner
  *   than a `Retry-After`) and marked `error` when no attempt is left; a live job answers the message.
  * The connection's `last_error` says what happened every time; cached data is never touched here.
@@ -122,6 +128,10 @@ export function createFailureMapper(deps: FailureDeps) {
           await deps.store.noteFailure(connectionId, failure.message, true);
           deps.log.warn({ connectionId, jobId: job.id, reason: failure.message }, 'the provider refused the application credentials');
           throw new UnrecoverableError(failure.message);
+        case 'address_refused':
+          await deps.store.noteFailure(connectionId, failure.message, true);
+          deps.log.warn({ connectionId, jobId: job.id, reason: failure.message }, 'the outbound policy refused the source address');
+          throw new UnrecoverableError(failure.message);
         default: {
           const exhausted = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
           const message = failure.kind === 'internal' ? INTERNAL_SYNC_FAILURE : failure.message;
@@ -147,6 +157,7 @@ export function createFailureMapper(deps: FailureDeps) {
           return failed(`the source is rate limiting requests; try again in ${Math.ceil(failure.retryAfterMs / 1000)} s`);
         case 'rejected':
         case 'app_refused':
+        case 'address_refused':
           return failed(failure.message);
         case 'retry':
           return failed(acting ? `${failure.message}; the action may or may not have been carried out` : failure.message);

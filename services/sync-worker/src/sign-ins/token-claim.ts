@@ -3,6 +3,7 @@ import type { Job } from 'bullmq';
 import { sealCredentials } from '@pcg/shared/crypto';
 import { sql, type DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
+import { AddressRefusedError, type Outbound } from '@pcg/shared/outbound';
 import { bridgeAddressRefusal, findProvider } from '@pcg/shared/providers';
 import type { SignInJobResult, SyncProducer, TokenClaimJob } from '@pcg/shared/queues';
 import { applyGrant } from '@pcg/shared/sign-ins';
@@ -16,6 +17,8 @@ export type TokenClaimDeps = {
   requestTimeoutMs: number;
   /** A loopback bridge over http is accepted (the local test bridge); default false. */
   allowLoopback: boolean;
+  /** The outbound policy (issue 32): the claim and access addresses are checked, resolved, and dialled through it. */
+  outbound: Pick<Outbound, 'checkUrl' | 'fetch'>;
 };
 
 type Refused = Extract<SignInJobResult, { status: 'refused' }>;
@@ -28,6 +31,16 @@ export const SETUP_TOKEN_USED =
   'this setup token was claimed by this gateway before; a setup token works once, so it is never sent again: create a new one at the bridge';
 const CLAIM_UNANSWERED =
   'the bridge did not answer the claim; the token may or may not have been used, so it will not be sent again: check the bridge and create a new setup token';
+
+/** Why the outbound policy refused an address (its reason), or undefined when it passed; other failures are left to the claim. */
+async function outboundRefusal(check: () => Promise<void>): Promise<string | undefined> {
+  try {
+    await check();
+    return undefined;
+  } catch (error) {
+    return error instanceof AddressRefusedError ? error.reason : undefined;
+  }
+}
 
 /**
  * Claims a bank-link bridge setup token once (reference §2.1, design 7.1). The token's SHA-256 is
@@ -46,6 +59,9 @@ export function createTokenClaimRunner(deps: TokenClaimDeps) {
     if (claimUrl.host !== data.confirmHost) return refused('address_refused', `the setup token claims at ${claimUrl.host}, not at the host that was confirmed`);
     const addressRefusal = bridgeAddressRefusal(claimUrl, deps.allowLoopback);
     if (addressRefusal) return refused('address_refused', `the claim address was refused: ${addressRefusal}`);
+    // Before the token is recorded as used: a refused address is refused without spending the token.
+    const policyRefusal = await outboundRefusal(() => deps.outbound.checkUrl(claimUrl));
+    if (policyRefusal) return refused('address_refused', `the claim address was refused: ${policyRefusal}; the token was not sent`);
 
     const tokenHash = createHash('sha256').update(data.setupToken.trim()).digest();
     const first = await deps.db.maybeOneFirst(sql.type(z.object({ ok: z.boolean() }))`
@@ -55,8 +71,10 @@ export function createTokenClaimRunner(deps: TokenClaimDeps) {
 
     let response: Response;
     try {
-      response = await fetch(claimUrl, { method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(deps.requestTimeoutMs) });
-    } catch {
+      response = await deps.outbound.fetch(claimUrl, { method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(deps.requestTimeoutMs) });
+    } catch (error) {
+      // The name now resolves somewhere else than when it was checked: nothing was sent, but the token is spent.
+      if (error instanceof AddressRefusedError) return refused('address_refused', `${error.message}; the token was not sent, but it will not be sent again: create a new one`);
       return refused('unreachable', CLAIM_UNANSWERED);
     }
     const text = await response.text().catch(() => '');
@@ -71,7 +89,10 @@ export function createTokenClaimRunner(deps: TokenClaimDeps) {
     } catch {
       return refused('address_refused', 'the bridge answered the claim with something that is not an access address');
     }
-    const accessRefusal = bridgeAddressRefusal(accessUrl, deps.allowLoopback) ?? (accessUrl.username && accessUrl.password ? undefined : 'it carries no user name and password');
+    const accessRefusal =
+      bridgeAddressRefusal(accessUrl, deps.allowLoopback) ??
+      (accessUrl.username && accessUrl.password ? undefined : 'it carries no user name and password') ??
+      (await outboundRefusal(() => deps.outbound.checkUrl(accessUrl)));
     if (accessRefusal) return refused('address_refused', `the access address the bridge returned was refused: ${accessRefusal}`);
 
     const outcome = await applyGrant(deps.db, {

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { canonicalTimeZone } from '@pcg/shared/settings';
 import { HOME_ASSISTANT, HomeAssistantCredentialsSchema, type HomeAssistantCredentials } from '@pcg/shared/providers';
 import type { Connector, ConnectorContext, SyncOutcome } from '../connector-types.ts';
+import type { Outbound } from '@pcg/shared/outbound';
 import { createSourceClient } from '../kit/source-client.ts';
+import { createSourceOutbound } from '../kit/source-outbound.ts';
 import { LiveRequestError, SourceAuthError, SourceRejectedError, SourceUnavailableError } from '../kit/source-errors.ts';
 import { homeAssistantClassifier } from './home-assistant-classifier.ts';
 import { actionsFromServices, entityRecord, filterLiveRows, parseActionName, parseStates, type HaStateRow } from './home-assistant-mapping.ts';
@@ -34,9 +36,20 @@ function credentialsOf(context: ConnectorContext): HomeAssistantCredentials {
   return parsed.data;
 }
 
-function hub(context: ConnectorContext) {
+/** What the operator does when the outbound policy refuses the hub's address (issue 32). */
+export const HUB_ADDRESS_FIX = "enter the hub's own address in the connection (its name or LAN address, as in http://homeassistant.local:8123)";
+
+/** Every request to the hub goes through the outbound policy: the address is the operator's to give. */
+function hub(context: ConnectorContext, outbound: Outbound) {
   const { baseUrl, token } = credentialsOf(context);
-  const client = createSourceClient({ what: 'the hub', classifier: homeAssistantClassifier, timeoutMs: context.requestTimeoutMs, signal: context.signal });
+  const client = createSourceClient({
+    what: 'the hub',
+    classifier: homeAssistantClassifier,
+    timeoutMs: context.requestTimeoutMs,
+    signal: context.signal,
+    fetch: outbound.fetch,
+    refusedAddressFix: HUB_ADDRESS_FIX,
+  });
   const auth = { authorization: `Bearer ${token}` };
   return (path: string, options: { method?: 'GET' | 'POST'; body?: unknown; timeoutMs?: number } = {}) =>
     client.json(`${baseUrl}${path}`, {
@@ -65,8 +78,8 @@ function unreadable(what: string): never {
 }
 
 /** Every state, the service catalogue, and the removal of entities the hub no longer has. */
-async function fullSync(context: ConnectorContext): Promise<SyncOutcome> {
-  const get = hub(context);
+async function fullSync(context: ConnectorContext, outbound: Outbound): Promise<SyncOutcome> {
+  const get = hub(context, outbound);
   let states: HaStateRow[];
   try {
     states = parseStates(await get('/api/states')).states;
@@ -109,8 +122,8 @@ async function hubTimeZone(get: ReturnType<typeof hub>, context: ConnectorContex
 }
 
 /** Only the entities that changed since the cursor, read from the hub's history (one row per change). */
-async function incrementalSync(context: ConnectorContext, cursor: Cursor, known: readonly string[]): Promise<SyncOutcome> {
-  const get = hub(context);
+async function incrementalSync(context: ConnectorContext, outbound: Outbound, cursor: Cursor, known: readonly string[]): Promise<SyncOutcome> {
+  const get = hub(context, outbound);
   const start = cursor.since;
   const end = new Date(Date.now() + 86_400_000).toISOString();
   const latest = new Map<string, HaStateRow>();
@@ -152,72 +165,78 @@ function chunkIds(ids: readonly string[]): string[][] {
  * feed, so a sync is incremental through `/api/history/period` for the entities already known, and full
  * (all states, the service catalogue, removals, new entities) on the first sync and at least hourly.
  */
-export const homeAssistantConnector: Connector = {
-  provider: HOME_ASSISTANT,
-  actions: 'discovered',
+export function createHomeAssistantConnector(options: { outbound: Outbound }): Connector {
+  const { outbound } = options;
+  return {
+    provider: HOME_ASSISTANT,
+    actions: 'discovered',
 
-  async sync(context) {
-    const cursor = CursorSchema.safeParse(context.cursor);
-    if (!cursor.success || Date.now() - Date.parse(cursor.data.fullAt) >= FULL_SYNC_EVERY_MS) return fullSync(context);
-    const known = await context.cache.sourceIds(OBJECT);
-    if (known.length === 0) return fullSync(context);
-    try {
-      return await incrementalSync(context, cursor.data, known);
-    } catch (error) {
-      // The hub refusing the history query (say, for an entity id it no longer accepts) is not a reason
-      // to stop syncing: a full sync needs no history and refreshes the entity list.
-      if (!(error instanceof SourceRejectedError)) throw error;
-      context.log.warn({ reason: error.message }, 'history query refused; syncing in full');
-      return fullSync(context);
-    }
-  },
-
-  async fetchLive(context, input) {
-    if (input.object !== OBJECT) throw new LiveRequestError(`the hub serves home.entity only, not '${input.object}'`);
-    const get = hub(context);
-    const where = input.where ?? [];
-    const single = input.id ?? (where.length === 1 && where[0]?.field === 'entity_id' && where[0].op === 'eq' ? String(where[0].value) : undefined);
-    if (single !== undefined) {
-      if (!/^[a-z0-9_]+\.[a-z0-9_]+$/.test(single)) return { rows: [] };
+    async sync(context) {
+      const cursor = CursorSchema.safeParse(context.cursor);
+      if (!cursor.success || Date.now() - Date.parse(cursor.data.fullAt) >= FULL_SYNC_EVERY_MS) return fullSync(context, outbound);
+      const known = await context.cache.sourceIds(OBJECT);
+      if (known.length === 0) return fullSync(context, outbound);
       try {
-        const { states } = parseStates([await get(`/api/states/${encodeURIComponent(single)}`)]);
-        return { rows: filterLiveRows(states.map(entityRecord), where) };
+        return await incrementalSync(context, outbound, cursor.data, known);
       } catch (error) {
-        if (error instanceof SourceRejectedError && error.status === 404) return { rows: [] };
+        // The hub refusing the history query (say, for an entity id it no longer accepts) is not a reason
+        // to stop syncing: a full sync needs no history and refreshes the entity list.
+        if (!(error instanceof SourceRejectedError)) throw error;
+        context.log.warn({ reason: error.message }, 'history query refused; syncing in full');
+        return fullSync(context, outbound);
+      }
+    },
+
+    async fetchLive(context, input) {
+      if (input.object !== OBJECT) throw new LiveRequestError(`the hub serves home.entity only, not '${input.object}'`);
+      const get = hub(context, outbound);
+      const where = input.where ?? [];
+      const single = input.id ?? (where.length === 1 && where[0]?.field === 'entity_id' && where[0].op === 'eq' ? String(where[0].value) : undefined);
+      if (single !== undefined) {
+        if (!/^[a-z0-9_]+\.[a-z0-9_]+$/.test(single)) return { rows: [] };
+        try {
+          const { states } = parseStates([await get(`/api/states/${encodeURIComponent(single)}`)]);
+          return { rows: filterLiveRows(states.map(entityRecord), where) };
+        } catch (error) {
+          if (error instanceof SourceRejectedError && error.status === 404) return { rows: [] };
+          throw error;
+        }
+      }
+      const raw = await get('/api/states');
+      let states: HaStateRow[];
+      try {
+        states = parseStates(raw).states;
+      } catch {
+        unreadable('/api/states');
+      }
+      return { rows: filterLiveRows(states.map(entityRecord), where).slice(0, LIVE_ROW_CAP) };
+    },
+
+    async invokeAction(context, input) {
+      const parts = parseActionName(input.name);
+      if (!parts) return { ok: false, error: `unknown action '${input.name}': hub actions are named home.<domain>.<service>` };
+      const responding = CursorSchema.safeParse(context.cursor).data?.responding ?? [];
+      const wantsResponse = responding.includes(`${parts.domain}.${parts.service}`);
+      const path = `/api/services/${parts.domain}/${parts.service}${wantsResponse ? '?return_response' : ''}`;
+      let answer: unknown;
+      try {
+        answer = await hub(context, outbound)(path, { method: 'POST', body: input.arguments, timeoutMs: ACTION_TIMEOUT_MS });
+      } catch (error) {
+        if (error instanceof SourceRejectedError) return { ok: false, error: `the hub rejected ${input.name}: ${error.detail}` };
         throw error;
       }
-    }
-    const raw = await get('/api/states');
-    let states: HaStateRow[];
-    try {
-      states = parseStates(raw).states;
-    } catch {
-      unreadable('/api/states');
-    }
-    return { rows: filterLiveRows(states.map(entityRecord), where).slice(0, LIVE_ROW_CAP) };
-  },
+      const changedRaw = wantsResponse ? (answer as { changed_states?: unknown }).changed_states : answer;
+      const { states } = Array.isArray(changedRaw) ? parseStates(changedRaw) : { states: [] };
+      const changed = states.map(entityRecord);
+      // The cache follows what the action changed at once, rather than at the next sync.
+      await context.cache.upsert(OBJECT, changed).catch((error: unknown) => context.log.warn({ err: error }, 'could not cache the states an action changed'));
+      return {
+        ok: true,
+        result: { changed, ...(wantsResponse ? { response: (answer as { service_response?: unknown }).service_response ?? null } : {}) },
+      };
+    },
+  };
+}
 
-  async invokeAction(context, input) {
-    const parts = parseActionName(input.name);
-    if (!parts) return { ok: false, error: `unknown action '${input.name}': hub actions are named home.<domain>.<service>` };
-    const responding = CursorSchema.safeParse(context.cursor).data?.responding ?? [];
-    const wantsResponse = responding.includes(`${parts.domain}.${parts.service}`);
-    const path = `/api/services/${parts.domain}/${parts.service}${wantsResponse ? '?return_response' : ''}`;
-    let answer: unknown;
-    try {
-      answer = await hub(context)(path, { method: 'POST', body: input.arguments, timeoutMs: ACTION_TIMEOUT_MS });
-    } catch (error) {
-      if (error instanceof SourceRejectedError) return { ok: false, error: `the hub rejected ${input.name}: ${error.detail}` };
-      throw error;
-    }
-    const changedRaw = wantsResponse ? (answer as { changed_states?: unknown }).changed_states : answer;
-    const { states } = Array.isArray(changedRaw) ? parseStates(changedRaw) : { states: [] };
-    const changed = states.map(entityRecord);
-    // The cache follows what the action changed at once, rather than at the next sync.
-    await context.cache.upsert(OBJECT, changed).catch((error: unknown) => context.log.warn({ err: error }, 'could not cache the states an action changed'));
-    return {
-      ok: true,
-      result: { changed, ...(wantsResponse ? { response: (answer as { service_response?: unknown }).service_response ?? null } : {}) },
-    };
-  },
-};
+/** The connector with the gateway's default ports; the sync-worker makes its own with the configured ones. */
+export const homeAssistantConnector: Connector = createHomeAssistantConnector({ outbound: createSourceOutbound() });

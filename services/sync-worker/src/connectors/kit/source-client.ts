@@ -1,5 +1,6 @@
+import { AddressRefusedError } from '@pcg/shared/outbound';
 import { errorDetail } from './error-bodies.ts';
-import { SourceRejectedError, SourceUnavailableError } from './source-errors.ts';
+import { SourceAddressRefusedError, SourceRejectedError, SourceUnavailableError } from './source-errors.ts';
 import { chainClassifiers, errorForVerdict, type SourceClassifier } from './source-verdict.ts';
 
 /** A request body: JSON, XML (WebDAV), plain text with its type, or an HTML form (OAuth token endpoints). */
@@ -38,8 +39,10 @@ export type SourceClientOptions = {
   guard?: (url: URL) => string | undefined;
   /** Redirects followed, one at a time; default 5, 0 refuses any. */
   maxRedirects?: number;
-  /** For tests that need a fetch of their own; default the global one. */
+  /** What carries the requests: the outbound policy's fetch for an address the operator gave; default the global one. */
   fetch?: typeof fetch;
+  /** What the operator does about an address the outbound policy refused (e.g. "enter the hub's own address"). */
+  refusedAddressFix?: string;
 };
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -106,6 +109,10 @@ export function createSourceClient(options: SourceClientOptions) {
       try {
         response = await doFetch(url, { method, headers, body: encoded.body, signal, redirect: 'manual' });
       } catch (error) {
+        if (error instanceof AddressRefusedError) {
+          const fix = options.refusedAddressFix ? `; ${options.refusedAddressFix}` : '';
+          throw new SourceAddressRefusedError(`${what}: ${error.message}; nothing was sent to it${fix}`);
+        }
         return failed(error, 'could not be reached');
       }
       const location = response.headers.get('location');

@@ -62,6 +62,13 @@ export class SourceRejectedError extends SourceError {
   }
 }
 
+/**
+ * The outbound policy refused the source's address (issue 32): a link-local or metadata address, the
+ * gateway's own port, a scheme that is not http(s). Nothing was sent to it, and asking again would be
+ * refused again: not an outage of the source, and not retried; the operator fixes the address.
+ */
+export class SourceAddressRefusedError extends SourceError {}
+
 /** A live request the connector cannot serve as asked (unknown object, unsupported filter). */
 export class LiveRequestError extends SourceError {}
 

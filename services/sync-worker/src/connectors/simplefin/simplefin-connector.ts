@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { SIMPLEFIN, SimplefinAccessSchema } from '@pcg/shared/providers';
 import type { Connector, ConnectorContext, SyncOutcome } from '../connector-types.ts';
+import type { Outbound } from '@pcg/shared/outbound';
 import { createSourceClient } from '../kit/source-client.ts';
+import { createSourceOutbound } from '../kit/source-outbound.ts';
 import { SourceAuthError, SourceRejectedError, SourceUnavailableError } from '../kit/source-errors.ts';
 import { BRIDGE_ACCESS_REVOKED, BRIDGE_PAYMENT_REQUIRED, simplefinClassifier } from './simplefin-classifier.ts';
 import { accountKeys, naturalKey } from './simplefin-keys.ts';
@@ -18,6 +20,8 @@ export const MIN_SYNC_GAP_MS = 60 * 60_000;
 export const OVERLAP_DAYS = 10;
 /** Redirects followed on `/accounts`, as the bridge guide's `curl -L` does. */
 const MAX_REDIRECTS = 5;
+/** What the operator does when the outbound policy refuses an address of the bridge (issue 32). */
+export const BRIDGE_ADDRESS_FIX = 'claim a new setup token from the bridge; if this repeats, the bridge is sending the gateway somewhere it may not go';
 
 /**
  * `requestedAt`: when the bridge was last asked (the hour between syncs). `fetchedThrough`: how far its
@@ -47,9 +51,11 @@ function accessOf(context: ConnectorContext): { url: URL; authorization: string 
  * does, and like curl (which sends user and password only to the host it was given) the Basic credentials
  * ride only on hops to the access URL's own origin: the kit's client adds them to a hop on another origin
  * never (a scheme, host or port change). A refusal that came from another origin says so, since the
- * access itself may be fine.
+ * access itself may be fine. Every hop is dialled through the outbound policy (issue 32): the access URL
+ * and wherever the bridge redirects are addresses a source gave, so a link-local or metadata address, or
+ * the gateway's own port, is refused before anything is sent.
  */
-async function readChunk(context: ConnectorContext, chunk: Chunk): Promise<AccountSet> {
+async function readChunk(context: ConnectorContext, outbound: Outbound, chunk: Chunk): Promise<AccountSet> {
   const { url, authorization } = accessOf(context);
   let lastHop = url;
   let downgraded = false;
@@ -59,11 +65,12 @@ async function readChunk(context: ConnectorContext, chunk: Chunk): Promise<Accou
     timeoutMs: context.requestTimeoutMs,
     signal: context.signal,
     maxRedirects: MAX_REDIRECTS,
+    refusedAddressFix: BRIDGE_ADDRESS_FIX,
     fetch: (input, init) => {
       lastHop = new URL(input instanceof Request ? input.url : input);
       // The protocol's checklist: an application "only makes requests to SSL/TLS URLs (i.e. HTTPS and never HTTP)".
       downgraded = url.protocol === 'https:' && lastHop.protocol !== 'https:';
-      return downgraded ? Promise.reject(new Error('redirect to plain http')) : fetch(input, init);
+      return downgraded ? Promise.reject(new Error('redirect to plain http')) : outbound.fetch(input, init);
     },
   });
   const target = new URL(`${url.toString().replace(/\/+$/, '')}/accounts`);
@@ -94,14 +101,14 @@ type Fetched = { set: AccountSet; fetchedThrough: number; reachedNow: boolean };
  * newest answer shows it (an answer with an end-date carries the balance of that date), its transactions
  * from every answer, the errors of all.
  */
-async function readWindow(context: ConnectorContext, start: number, nowMs: number): Promise<Fetched> {
+async function readWindow(context: ConnectorContext, outbound: Outbound, start: number, nowMs: number): Promise<Fetched> {
   const chunks = planChunks(start, Math.floor(nowMs / 1000));
   const accounts = new Map<string, BridgeAccount>();
   const transactions = new Map<string, Map<string, BridgeAccount['transactions'][number]>>();
   const merged: AccountSet = { errors: [], errlist: [], connections: [], accounts: [] };
   const connections = new Map<string, AccountSet['connections'][number]>();
   for (const chunk of chunks) {
-    const set = await readChunk(context, chunk);
+    const set = await readChunk(context, outbound, chunk);
     merged.errors.push(...set.errors);
     merged.errlist.push(...set.errlist);
     for (const connection of set.connections) connections.set(connection.conn_id, connection);
@@ -165,7 +172,7 @@ async function write(context: ConnectorContext, set: AccountSet, cursor: Cursor 
   return { listed: new Set(set.accounts.map(keyOf)), sentTx: new Set(transactions.map((tx) => tx.source_id)), claims };
 }
 
-async function sync(context: ConnectorContext): Promise<SyncOutcome> {
+async function sync(context: ConnectorContext, outbound: Outbound): Promise<SyncOutcome> {
   const previous = CursorSchema.safeParse(context.cursor);
   const cursor = previous.success ? previous.data : undefined;
   const now = Date.now();
@@ -174,7 +181,7 @@ async function sync(context: ConnectorContext): Promise<SyncOutcome> {
     return { mode: 'incremental', cursor, notRun: `the bridge is asked at most once an hour; the next sync may run after ${next}` };
   }
   const start = windowStart(cursor ? (cursor.fetchedThrough ?? cursor.requestedAt) : undefined, now, OVERLAP_DAYS);
-  const { set, fetchedThrough, reachedNow } = await readWindow(context, start, now);
+  const { set, fetchedThrough, reachedNow } = await readWindow(context, outbound, start, now);
   const { listed, sentTx, claims } = await write(context, set, cursor);
 
   const errors = bridgeErrors(set);
@@ -191,8 +198,13 @@ async function sync(context: ConnectorContext): Promise<SyncOutcome> {
  * (spec 2.5): banks appear or disappear with the next sync. The bridge has no cursor and no deletion
  * signal, so each sync asks for a window reaching back over the last one and finds removals by diffing.
  */
-export const simplefinConnector: Connector = {
-  provider: SIMPLEFIN,
-  actions: [],
-  sync,
-};
+export function createSimplefinConnector(options: { outbound: Outbound }): Connector {
+  return {
+    provider: SIMPLEFIN,
+    actions: [],
+    sync: (context) => sync(context, options.outbound),
+  };
+}
+
+/** The connector with the gateway's default ports; the sync-worker makes its own with the configured ones. */
+export const simplefinConnector: Connector = createSimplefinConnector({ outbound: createSourceOutbound() });
