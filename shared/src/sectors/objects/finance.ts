@@ -37,7 +37,7 @@ export const financeAccount: ObjectDef = {
     MONEY_NOTE,
     'For credit and loan accounts balance_current is what is owed, a positive number.',
     'Balances are as of balance_as_of, not live.',
-    'Net worth: sum balance_current grouped by type; depository and investment minus credit and loan.',
+    'Net worth: aggregate sum of balance_current grouped by type (output sum_balance_current, and sum_balance_current_without_possible_twins when a group holds both copies of an undecided pair): depository plus investment, minus credit and loan.',
     ACCOUNT_KIND_RULE,
     ACCOUNT_MERGED_NOTE,
     TWINS_NOTE,
