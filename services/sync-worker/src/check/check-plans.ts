@@ -59,6 +59,8 @@ export type CheckPlan = {
   maxRedirects: number;
   /** OAuth: the token step runs, and a refused token is refreshed once. */
   oauth: boolean;
+  /** The address is the operator's or the source's to give (the hub, the bridge): asked through the outbound policy. */
+  givenAddress?: boolean;
   credentialFix: string;
   endpoints(credentials: unknown, connection: ConnectionInfo): Promise<CheckEndpoint[]>;
 };
@@ -92,6 +94,7 @@ export function checkPlans({ rebaseUrl, loadPlaidApp }: CheckPlanOptions): Recor
       classifier: homeAssistantClassifier,
       maxRedirects: 5,
       oauth: false,
+      givenAddress: true,
       credentialFix: 'create a new long-lived access token in your Home Assistant profile (Security tab) and enter it again',
       async endpoints(credentials) {
         const { baseUrl, token } = parsed(HomeAssistantCredentialsSchema, credentials, 'enter the hub address and token again');
@@ -211,6 +214,7 @@ export function checkPlans({ rebaseUrl, loadPlaidApp }: CheckPlanOptions): Recor
       classifier: simplefinClassifier,
       maxRedirects: 5,
       oauth: false,
+      givenAddress: true,
       credentialFix: 'the bridge no longer accepts this access: create a new setup token at the bridge and claim it',
       async endpoints(credentials) {
         const { accessUrl } = parsed(SimplefinAccessSchema, credentials, 'claim a new setup token');

@@ -8,10 +8,11 @@ export class CheckBudgetSpentError extends Error {}
 
 /**
  * What one check sends and sees: a `fetch` that counts every request (each redirect hop included) and
- * refuses past the budget, the clock of the source's `Date` headers, and the rate-limit headers seen.
+ * refuses past the budget (through `transport`, default the global fetch), the clock of the source's `Date` headers, and the rate-limit headers seen.
  * Its `signal` ends the check's time budget.
  */
-export function createCheckProbe(options: { maxRequests?: number; budgetMs?: number; signal?: AbortSignal; now?: () => number } = {}) {
+export function createCheckProbe(options: { maxRequests?: number; budgetMs?: number; signal?: AbortSignal; now?: () => number; transport?: typeof fetch } = {}) {
+  const transport = options.transport ?? fetch;
   const maxRequests = options.maxRequests ?? CHECK_MAX_REQUESTS;
   const now = options.now ?? Date.now;
   const budget = AbortSignal.timeout(options.budgetMs ?? CHECK_TIME_BUDGET_MS);
@@ -23,7 +24,7 @@ export function createCheckProbe(options: { maxRequests?: number; budgetMs?: num
   const probeFetch: typeof fetch = async (input, init) => {
     if (requests >= maxRequests) throw new CheckBudgetSpentError(`the check's budget of ${maxRequests} requests is spent`);
     requests += 1;
-    const response = await fetch(input, init);
+    const response = await transport(input, init);
     const date = response.headers.get('date');
     const at = date === null ? Number.NaN : Date.parse(date);
     // A Date header has whole seconds: the local clock is read the same way.

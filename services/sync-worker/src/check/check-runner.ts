@@ -13,7 +13,11 @@ import { createCheckProbe, type CheckProbe } from './check-probe.ts';
 import { CheckCredentialsError, checkPlans, type CheckEndpoint, type CheckPlan, type CheckPlanOptions } from './check-plans.ts';
 import { clockStep, describeReadFailure, failed, grants, passed, rateLimitStep } from './check-steps.ts';
 
-export type CheckRunnerDeps = Pick<SyncRunnerDeps, 'store' | 'credentialsKey' | 'log' | 'requestTimeoutMs' | 'refreshCredentials'> & CheckPlanOptions;
+export type CheckRunnerDeps = Pick<SyncRunnerDeps, 'store' | 'credentialsKey' | 'log' | 'requestTimeoutMs' | 'refreshCredentials'> &
+  CheckPlanOptions & {
+    /** What carries a request to an address the operator or a source gave: the outbound policy's fetch (issue 32), as the connector's own reads. */
+    givenAddressFetch?: typeof fetch;
+  };
 
 /** The check never writes the cache: a connector context for it holds a writer that refuses. */
 const NO_CACHE: CacheWriter & { counts: { written: number; removed: number } } = {
@@ -85,13 +89,13 @@ export function createCheckRunner(deps: CheckRunnerDeps) {
     if (!row) return { status: 'failed', message: 'the connection no longer exists' };
     const log = deps.log.child({ connectionId: row.id, provider: row.provider, jobId: job.id, kind: 'check_connection' });
     const startedAt = Date.now();
-    const probe = createCheckProbe({ signal });
     const steps: CheckStep[] = [];
+    const plan = plans[row.provider];
+    const probe = createCheckProbe({ signal, transport: plan?.givenAddress ? deps.givenAddressFetch : undefined });
     const done = (): LiveJobResult => {
       log.info({ requests: probe.requests(), failedSteps: steps.filter((step) => !step.passed).map((step) => step.step) }, 'connection checked');
       return { status: 'answered', value: checkAnswer(steps, probe.requests()) };
     };
-    const plan = plans[row.provider];
     const fix = plan?.credentialFix ?? 'enter the credentials again, or sign in again';
 
     let context: ConnectorContext;
@@ -199,7 +203,7 @@ export function createCheckRunner(deps: CheckRunnerDeps) {
       return { status: 'failed', message: 'the credentials could not be checked inside the gateway; see the sync-worker log' };
     }
     if (!endpoint) return answer({ outcome: 'unchecked', message: 'this provider has no credential step' });
-    const probe = createCheckProbe({ maxRequests: 1, budgetMs: remaining, signal });
+    const probe = createCheckProbe({ maxRequests: 1, budgetMs: remaining, signal, transport: plan.givenAddress ? deps.givenAddressFetch : undefined });
     try {
       await clientFor(plan, probe, Date.now()).send(endpoint.url, { method: endpoint.method, body: endpoint.body, auth: endpoint.auth, headers: endpoint.headers });
       return answer({ outcome: 'passed', message: `${plan.what} accepted the credential` });
