@@ -9,6 +9,12 @@ import { whoopDay, WHOOP_USER_ID, type WhoopRecoveryRecord, type WhoopSleepRecor
  * the v2 API: collections sorted by start descending, `limit` at most 25, `start` inclusive, `end`
  * exclusive, an opaque `nextToken` query parameter answered by a `next_token` body field, scopes
  * enforced per collection, mixed `score_state`s, and 429 with the three `X-RateLimit-*` headers.
+ *
+ * Sources, cited at each behaviour: [WH-OAS] WHOOP's OpenAPI file (archived as api-evangelist/whoop @19793ec
+ * `openapi/_original/whoop-openapi.yml`, a copy of https://api.prod.whoop.com/developer/doc/openapi.json);
+ * [WH-OAUTH] https://developer.whoop.com/docs/developing/oauth and its refresh-token tutorials; [WH-RL]
+ * https://developer.whoop.com/docs/developing/rate-limiting/; providers.md §3.x. A behaviour none of them
+ * settles is marked `guess:`.
  */
 export type WhoopDoubleOptions = { clientId?: string; clientSecret?: string; port?: number; days?: number };
 
@@ -52,6 +58,7 @@ export async function startWhoopDouble(options: WhoopDoubleOptions = {}) {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
   };
+  /** [WH-OAUTH] providers.md §3.1: the token answer echoes the granted scopes space-separated; `expires_in` 3600. */
   const tokens = (scopes: string[]) => {
     const accessToken = issue('access');
     access.set(accessToken, scopes);
@@ -61,16 +68,23 @@ export async function startWhoopDouble(options: WhoopDoubleOptions = {}) {
     return { access_token: accessToken, ...(refreshToken ? { refresh_token: refreshToken } : {}), expires_in: 3600, scope: scopes.join(' '), token_type: 'bearer' };
   };
 
-  /** Collections: sorted by start descending; `start` inclusive, `end` exclusive (records that intersect `end` included). */
-  function page<T>(res: ServerResponse, query: URLSearchParams, items: T[], startOf: (item: T) => string) {
+  /**
+   * Collections [WH-OAS] (getSleepCollection, getWorkoutCollection, getRecoveryCollection): sorted by start
+   * descending; `limit` default 10, maximum 25; `start` returns records "that occurred after or during
+   * (inclusive) this time" (so one still under way at `start` is included), `end` those "that intersect this time
+   * or ended before (exclusive)", defaulting to now; `nextToken` (query) pages, `next_token` (body) is absent on the
+   * last page. Out-of-range values are "400 Client error constructing the request". guess: the 400's body, a
+   * `limit` below 1 refused, and the token's form (opaque).
+   */
+  function page<T>(res: ServerResponse, query: URLSearchParams, items: T[], intervalOf: (item: T) => { start: string; end?: string }) {
     const limit = Number(query.get('limit') ?? '10');
     if (!Number.isInteger(limit) || limit < 1 || limit > 25) return json(res, 400, { message: 'limit must be between 1 and 25' });
     const from = query.get('start') ? Date.parse(query.get('start') ?? '') : -Infinity;
-    const to = query.get('end') ? Date.parse(query.get('end') ?? '') : Infinity;
+    const to = query.get('end') ? Date.parse(query.get('end') ?? '') : Date.now();
     if (Number.isNaN(from) || Number.isNaN(to)) return json(res, 400, { message: 'start and end must be date-times' });
-    const matching = items
-      .filter((item) => Date.parse(startOf(item)) >= from && Date.parse(startOf(item)) < to)
-      .sort((a, b) => Date.parse(startOf(b)) - Date.parse(startOf(a)));
+    const startOf = (item: T) => Date.parse(intervalOf(item).start);
+    const endOf = (item: T) => Date.parse(intervalOf(item).end ?? '') || Infinity;
+    const matching = items.filter((item) => endOf(item) >= from && startOf(item) < to).sort((a, b) => startOf(b) - startOf(a));
     const offset = query.get('nextToken') ? Number(Buffer.from(query.get('nextToken') ?? '', 'base64url').toString('utf8').replace(/^offset:/, '')) : 0;
     if (!Number.isInteger(offset) || offset < 0) return json(res, 400, { message: 'invalid nextToken' });
     const slice = matching.slice(offset, offset + limit);
@@ -79,13 +93,14 @@ export async function startWhoopDouble(options: WhoopDoubleOptions = {}) {
   }
 
   const COLLECTIONS: Record<string, { scope: string; serve: (res: ServerResponse, query: URLSearchParams) => void }> = {
-    '/developer/v2/activity/sleep': { scope: 'read:sleep', serve: (res, q) => page(res, q, [...sleeps.values()], (s) => s.start) },
-    '/developer/v2/activity/workout': { scope: 'read:workout', serve: (res, q) => page(res, q, [...workouts.values()], (w) => w.start) },
+    '/developer/v2/activity/sleep': { scope: 'read:sleep', serve: (res, q) => page(res, q, [...sleeps.values()], (s) => s) },
+    '/developer/v2/activity/workout': { scope: 'read:workout', serve: (res, q) => page(res, q, [...workouts.values()], (w) => w) },
     '/developer/v2/recovery': {
       scope: 'read:recovery',
-      // Recoveries sort and filter by the start of the sleep they follow.
-      serve: (res, q) => page(res, q, [...recoveries.values()], (r) => sleeps.get(r.sleep_id)?.start ?? r.created_at),
+      // [WH-OAS] getRecoveryCollection: "sorted by start time of the related sleep"; guess: filtered by that sleep's interval too.
+      serve: (res, q) => page(res, q, [...recoveries.values()], (r) => sleeps.get(r.sleep_id) ?? { start: r.created_at }),
     },
+    // [WH-OAS] /v2/user/profile/basic (read:profile).
     '/developer/v2/user/profile/basic': {
       scope: 'read:profile',
       serve: (res) => json(res, 200, { user_id: WHOOP_USER_ID, email: 'demo.runner@example.com', first_name: 'Demo', last_name: 'Runner' }),
@@ -96,6 +111,8 @@ export async function startWhoopDouble(options: WhoopDoubleOptions = {}) {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://double');
       state.requests.push({ path: url.pathname, query: url.searchParams, at: Date.now() });
+      // [WH-OAUTH] authorization code flow at /oauth/oauth2/auth, `state` returned as given. guess: no consent page (the
+      // person accepts at once) and an unknown client is a 400 `invalid_client`.
       if (req.method === 'GET' && url.pathname === '/oauth/oauth2/auth') {
         if (url.searchParams.get('client_id') !== client.clientId) return json(res, 400, { error: 'invalid_client' });
         const redirectUri = url.searchParams.get('redirect_uri') ?? '';
@@ -107,6 +124,9 @@ export async function startWhoopDouble(options: WhoopDoubleOptions = {}) {
         res.writeHead(302, { location: back.toString() });
         return res.end();
       }
+      // [WH-OAUTH] form-encoded POST; refresh with `grant_type=refresh_token` and `scope=offline`, answering a new
+      // refresh token. guess: the old refresh token stops working at once (providers.md §3.1: "unconfirmed"), and the
+      // OAuth error bodies (RFC 6749 §5.2 names).
       if (req.method === 'POST' && url.pathname === '/oauth/oauth2/token') {
         const form = await readForm(req);
         if (form.get('client_id') !== client.clientId || form.get('client_secret') !== client.clientSecret) return json(res, 401, { error: 'invalid_client' });
@@ -135,6 +155,8 @@ export async function startWhoopDouble(options: WhoopDoubleOptions = {}) {
         fault.remaining -= 1;
         return json(res, fault.status, { message: `fault ${fault.status}` }, fault.headers);
       }
+      // [WH-OAS]: "401 Invalid authorization"; every collection names its OAuth scope. guess: a token without that
+      // scope is a 403 (the file lists no status for it, providers.md §3.4 calls it unconfirmed); the bodies.
       const scopes = access.get((req.headers.authorization ?? '').replace(/^Bearer /i, ''));
       if (!scopes) {
         state.unauthorized += 1;
@@ -164,7 +186,7 @@ export async function startWhoopDouble(options: WhoopDoubleOptions = {}) {
     failNext(prefix: string, status: number, fault: { times?: number; headers?: Record<string, string> } = {}) {
       faults.push({ prefix, status, headers: fault.headers ?? {}, remaining: fault.times ?? 1 });
     },
-    /** WHOOP's own 429: the three rate-limit headers, the reset in seconds. */
+    /** WHOOP's own 429 ([WH-RL], providers.md §3.4): the three rate-limit headers, the reset in seconds. */
     rateLimitNext(prefix: string, resetSeconds: number) {
       faults.push({ prefix, status: 429, headers: { 'x-ratelimit-limit': '100, 100;window=60, 10000;window=86400', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(resetSeconds) }, remaining: 1 });
     },
