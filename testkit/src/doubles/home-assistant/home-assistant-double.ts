@@ -18,6 +18,13 @@ import {
  * `return_response` 400s, and `/api/history/period` with its required `filter_entity_id`. Faults (errors,
  * 429 with Retry-After, a source that never answers, a request held until released) are switched on
  * per path by the test.
+ *
+ * Sources, cited at each behaviour: [HA-REST] home-assistant/developers.home-assistant @67b9719
+ * `docs/api/rest.md`; [HA-CORE] home-assistant/core @55899cb `homeassistant/components/api/__init__.py`;
+ * [HA-HIST] home-assistant/core `homeassistant/components/history/__init__.py` (HistoryPeriodView) and its
+ * tests; aiohttp's plain-text error bodies (`<status>: <reason>`), which HA's HTTP server answers with;
+ * providers.md §9.x. A behaviour none of them settles is marked `guess:`. The faults are scenarios a test turns
+ * on; HA itself documents no 429 (guess: its form, plain text with Retry-After).
  */
 
 const TARGET_KEYS = ['entity_id', 'device_id', 'area_id', 'floor_id', 'label_id'];
@@ -60,6 +67,7 @@ export async function startHomeAssistantDouble(options: HomeAssistantDoubleOptio
   let lastTick = 0;
   const tick = () => (lastTick = Math.max(Date.now(), lastTick + 1));
 
+  /** providers.md §9.3 [HA-REST]: `last_changed` moves only when `state` changes, `last_updated` on any change; an unchanged write is no change. */
   function writeState(entityId: string, state: string, attributes: Record<string, unknown>, context: HaState['context'], at = tick()): HaState | undefined {
     const previous = states.get(entityId);
     if (previous && previous.state === state && JSON.stringify(previous.attributes) === JSON.stringify(attributes)) return undefined;
@@ -93,8 +101,17 @@ export async function startHomeAssistantDouble(options: HomeAssistantDoubleOptio
     res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
     res.end(text);
   };
+  // [HA-CORE] an unknown service or data its schema refuses is a plain 400 (aiohttp's text body).
   const badRequest = (res: ServerResponse) => sendText(res, 400, '400: Bad Request');
 
+  /**
+   * [HA-HIST] `GET /api/history/period[/<start>]`: start defaults to a day ago, end to start + 1 day; "Invalid
+   * datetime", "filter_entity_id is missing" and "Invalid filter_entity_id" as 400 JSON messages; a start in the
+   * future answers []; the state at start comes first unless `skip_initial_state`; `significant_changes_only`
+   * (default on) drops attribute-only changes outside the domains the recorder counts as significant;
+   * `minimal_response` keeps only state and last_changed between the first and last rows; `no_attributes`.
+   * guess: "Invalid end_time" (the view's wording for a bad end_time was not in the sources read).
+   */
   function historyRows(url: URL, when: string | undefined, res: ServerResponse): void {
     let start = Date.now() - 86_400_000;
     if (when !== undefined) {
@@ -191,6 +208,14 @@ export async function startHomeAssistantDouble(options: HomeAssistantDoubleOptio
     return Buffer.concat(chunks).toString('utf8');
   }
 
+  /**
+   * [HA-CORE] APIDomainServicesView, providers.md §9.2: a body that is not a JSON object is 400 "Data should be
+   * valid JSON."; an unknown domain/service or data its schema refuses is a plain 400; `?return_response` (its
+   * presence) on a service without responses, and a response-only service called without it, are the two 400
+   * messages; otherwise the states this call's context changed, or `{changed_states, service_response}`.
+   * guess: the selector checks stand in for each service's voluptuous schema (number range, select options,
+   * boolean, text) and a field the service does not declare is refused.
+   */
   async function callService(req: IncomingMessage, res: ServerResponse, url: URL, domain: string, name: string): Promise<void> {
     const text = await readBody(req);
     let data: unknown = {};
@@ -230,26 +255,45 @@ export async function startHomeAssistantDouble(options: HomeAssistantDoubleOptio
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://double');
     const method = req.method ?? 'GET';
+    // [HA-REST] every endpoint needs `Authorization: Bearer <long-lived token>`; a missing or wrong one is 401 (aiohttp's text).
     if (req.headers.authorization !== `Bearer ${token}`) return sendText(res, 401, '401: Unauthorized');
     const path = url.pathname;
+    // [HA-REST] `GET /api/` → {"message": "API running."}.
     if (method === 'GET' && path === '/api/') return send(res, 200, { message: 'API running.' });
+    // [HA-REST] `GET /api/config`: the fields its example shows. guess: the values (a hub in Berlin, metric units).
     if (method === 'GET' && path === '/api/config') {
-      return send(res, 200, { location_name: 'Home', time_zone: options.timeZone ?? 'Europe/Berlin', version: '2025.1.0', components: ['api', 'history', ...services.map((s) => s.domain)], unit_system: { temperature: '°C', length: 'km', mass: 'g', volume: 'L' } });
+      return send(res, 200, {
+        components: ['api', 'history', ...services.map((s) => s.domain)],
+        config_dir: '/config',
+        elevation: 34,
+        latitude: 52.52,
+        longitude: 13.405,
+        location_name: 'Home',
+        time_zone: options.timeZone ?? 'Europe/Berlin',
+        unit_system: { length: 'km', mass: 'g', temperature: '°C', volume: 'L' },
+        version: '2025.1.0',
+        whitelist_external_dirs: [],
+      });
     }
+    // [HA-REST] `GET /api/states`, `GET /api/states/<entity_id>` (404 {"message": "Entity not found."}); states are
+    // strings, timestamps ISO 8601 with microseconds and +00:00 (providers.md §9.3).
     if (method === 'GET' && path === '/api/states') return send(res, 200, [...states.values()]);
     const single = /^\/api\/states\/([^/]+)$/.exec(path);
     if (method === 'GET' && single) {
       const state = states.get(decodeURIComponent(single[1] ?? ''));
       return state ? send(res, 200, state) : send(res, 404, { message: 'Entity not found.' });
     }
+    // [HA-CORE] providers.md §9.4: `services` is an object keyed by service name (rest.md's list example is outdated).
     if (method === 'GET' && path === '/api/services') return send(res, 200, services);
     const call = /^\/api\/services\/([^/]+)\/([^/]+)$/.exec(path);
     if (call) {
+      // [HA-REST] 405 for a method the endpoint does not take (aiohttp's text).
       if (method !== 'POST') return sendText(res, 405, '405: Method Not Allowed');
       return callService(req, res, url, decodeURIComponent(call[1] ?? ''), decodeURIComponent(call[2] ?? ''));
     }
     const period = /^\/api\/history\/period(?:\/([^/]+))?$/.exec(path);
     if (method === 'GET' && period) return historyRows(url, period[1], res);
+    // guess: HA answers an unknown path with aiohttp's plain 404.
     return sendText(res, 404, '404: Not Found');
   }
 
