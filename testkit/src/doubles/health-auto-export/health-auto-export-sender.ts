@@ -4,9 +4,16 @@
  * times, metrics with per-minute points, heart rate as Min/Avg/Max, energy in kJ or kcal as the phone is
  * set, both sleep shapes (aggregated per night, and stage segments from watch and phone), and both
  * workout versions (v2 with an id and `activeEnergyBurned`, v1 without an id and with `activeEnergy`).
+ *
+ * Sources, cited at each shape: [HAE-WIKI] https://github.com/Lybron/health-auto-export/wiki/API-Export---JSON-Format
+ * (the envelope, metric objects, both sleep shapes, the newer top-level arrays); [HAE-HELP]
+ * https://help.healthyapps.dev/en/health-auto-export/export-format/workouts and .../automations/rest-api (v2
+ * workouts, the POST with the operator's custom headers); [HAE-GO] irvinlim/apple-health-ingester @0f578a7
+ * `pkg/healthautoexport/types.go` and fixtures (field names, v1 workouts); providers.md §4.1. Values (the
+ * numbers, devices, the demo day) are made up; a shape the sources do not settle is marked `guess:`.
  */
 
-/** `yyyy-MM-dd HH:mm:ss +hhmm` in the phone's time zone (`offsetMinutes` east of UTC). */
+/** `yyyy-MM-dd HH:mm:ss +hhmm` in the phone's time zone (`offsetMinutes` east of UTC): [HAE-WIKI], providers.md §4.1 traps. */
 export function haeTime(at: Date | number, offsetMinutes = 60): string {
   const local = new Date((typeof at === 'number' ? at : at.getTime()) + offsetMinutes * 60_000);
   const pad = (n: number) => String(Math.abs(n)).padStart(2, '0');
@@ -36,6 +43,10 @@ export function dayStart(daysAgo = 1, now = Date.now()): number {
 export function haePayloadV2(day = dayStart(1), options: { stepSource?: string; sleepSource?: string } = {}) {
   const stepSource = options.stepSource ?? 'iPhone';
   const at = (offset: number) => haeTime(day + offset);
+  // [HAE-WIKI] `{"data": {"metrics": [...], "workouts": [...]}}`; a metric is `{name, units, data}` with snake_case
+  // names and units as the phone is set; most points `{qty, date}`, heart rate `{Min, Avg, Max, date}`, blood
+  // pressure `{systolic, diastolic, date}`, aggregated sleep one row per night (hours). guess: the `source` on step
+  // points (seen in third-party receivers' samples, not in the wiki's table).
   return {
     data: {
       metrics: [
@@ -76,6 +87,9 @@ export function haePayloadV2(day = dayStart(1), options: { stepSource?: string; 
         // Newer app versions add arrays the gateway does not read; they must be ignored.
         { name: 'mindful_minutes', units: 'min', data: [] },
       ],
+      // [HAE-HELP] v2 workouts: required id, name, start, end, duration (s); `{qty, units}` quantities; heartRateData,
+      // route. The `heartRate` {min, avg, max} summary: third-party receivers' types (e.g. HAEHeartRateSummary) — guess
+      // that every version sends it.
       workouts: [
         {
           id: '7C3AB2D1-4E5F-4A6B-8C9D-0E1F2A3B4C5D',
@@ -92,6 +106,7 @@ export function haePayloadV2(day = dayStart(1), options: { stepSource?: string; 
           route: [{ lat: 52.52, lon: 13.405, altitude: 34, timestamp: at(17 * HOUR) }],
         },
       ],
+      // [HAE-WIKI] newer app versions add top-level arrays such as stateOfMind.
       stateOfMind: [],
     },
   };
@@ -103,6 +118,8 @@ export function haePayloadV2(day = dayStart(1), options: { stepSource?: string; 
  */
 export function haePayloadV1(day = dayStart(2)) {
   const at = (offset: number) => haeTime(day + offset);
+  // [HAE-WIKI] unaggregated sleep: `{startDate, endDate, qty, value, source}` segments, watch and phone overlapping;
+  // [HAE-GO] v1 workouts: no id, `activeEnergy`/`stepCount` as `{qty, units}`.
   const segment = (from: number, to: number, value: string, source: string) => ({
     startDate: haeTime(day + from),
     endDate: haeTime(day + to),
@@ -147,7 +164,11 @@ export function haePayloadV1(day = dayStart(2)) {
 
 export type PushHeader = 'bearer' | 'webhook-secret';
 
-/** One push, as the app's REST API automation sends it (the secret in a header the operator added). */
+/**
+ * One push, as the app's REST API automation sends it ([HAE-HELP]: a JSON POST to the URL the person entered, with
+ * any headers they added — here the secret). guess: no other header (`automation-name`/`automation-id` are seen in
+ * a third-party spec only, providers.md §4.1).
+ */
 export async function sendHealthPush(url: string, secret: string, payload: unknown, header: PushHeader = 'bearer'): Promise<Response> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (header === 'bearer') headers.authorization = `Bearer ${secret}`;
@@ -156,7 +177,8 @@ export async function sendHealthPush(url: string, secret: string, payload: unkno
 }
 
 /**
- * Pushes on a timer, like the app's automation (a few times a day; here every `everyMs`): each push
+ * Pushes on a timer, like the app's automation ([HAE-HELP] default period: yesterday and today, several times a
+ * day; here every `everyMs`): each push
  * repeats yesterday (overlap is normal) and adds today's points so far. `stop()` ends it.
  */
 export function startHealthPushSender(options: { url: string; secret: string; everyMs: number; onPush?: (status: number) => void }) {
