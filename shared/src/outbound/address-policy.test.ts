@@ -101,25 +101,25 @@ describe('the outbound policy for source addresses (issue 32)', () => {
     });
 
     it('refuses a name when any one of its addresses is refused, since the resolver may hand out any', async () => {
-      await expect(policy.dialTarget('twice.example', 443, 'https://twice.example')).rejects.toThrow(/resolves to fd00:ec2::254: fd00:ec2::254 is AWS's metadata service/);
+      await expect(policy.checkedAddresses('twice.example', 443, 'https://twice.example')).rejects.toThrow(/resolves to fd00:ec2::254: fd00:ec2::254 is AWS's metadata service/);
     });
 
     it('refuses a name that resolves to an IPv4-mapped metadata address', async () => {
-      await expect(policy.dialTarget('mapped.example', 80, 'http://mapped.example')).rejects.toThrow(/written as IPv6/);
+      await expect(policy.checkedAddresses('mapped.example', 80, 'http://mapped.example')).rejects.toThrow(/written as IPv6/);
     });
 
     it('refuses a name that resolves to one of this machine\'s addresses on the gateway\'s own port, and allows its other ports', async () => {
-      await expect(policy.dialTarget('self.example', 8787, 'http://self.example:8787')).rejects.toThrow(/self\.example resolves to 192\.0\.2\.2: 192\.0\.2\.2:8787 is this gateway's own Console port/);
-      await expect(policy.dialTarget('self.example', 8123, 'http://self.example:8123')).resolves.toEqual({ address: LOCAL_ADDRESS, family: 4 });
+      await expect(policy.checkedAddresses('self.example', 8787, 'http://self.example:8787')).rejects.toThrow(/self\.example resolves to 192\.0\.2\.2: 192\.0\.2\.2:8787 is this gateway's own Console port/);
+      await expect(policy.checkedAddresses('self.example', 8123, 'http://self.example:8123')).resolves.toEqual([{ address: LOCAL_ADDRESS, family: 4 }]);
     });
 
-    it('returns the checked address of a private name to dial, and the literal itself for an address', async () => {
-      await expect(policy.dialTarget('hub.lan', 8123, 'http://hub.lan:8123')).resolves.toEqual({ address: '192.168.1.20', family: 4 });
-      await expect(policy.dialTarget('[::1]', 8123, 'http://[::1]:8123')).resolves.toEqual({ address: '::1', family: 6 });
+    it('returns the checked addresses of a private name to dial, and the literal itself for an address', async () => {
+      await expect(policy.checkedAddresses('hub.lan', 8123, 'http://hub.lan:8123')).resolves.toEqual([{ address: '192.168.1.20', family: 4 }]);
+      await expect(policy.checkedAddresses('[::1]', 8123, 'http://[::1]:8123')).resolves.toEqual([{ address: '::1', family: 6 }]);
     });
 
     it('fails as a lookup does for a name with no address (an outage, not a refusal)', async () => {
-      const failure = await policy.dialTarget('nowhere.example', 80, 'http://nowhere.example').catch((error: unknown) => error);
+      const failure = await policy.checkedAddresses('nowhere.example', 80, 'http://nowhere.example').catch((error: unknown) => error);
       expect(failure).not.toBeInstanceOf(AddressRefusedError);
       expect(failure).toMatchObject({ code: 'ENOTFOUND' });
     });

@@ -51,9 +51,9 @@ function defaultPort(protocol: string): number {
  * spelling (`refused-addresses.ts`); and the gateway's own ports on this machine (loopback, the unspecified
  * address, any local interface's address). Loopback and private ranges stay allowed: a home hub lives there.
  *
- * `urlRefusal` judges an address as written (at save: the Console looks nothing up). `dialTarget` judges
- * it as resolved, every address a name has, at connect time, and returns the one address to dial, so the
- * address checked is the address connected to (no second lookup a rebinding name could answer otherwise).
+ * `urlRefusal` judges an address as written (at save: the Console looks nothing up). `checkedAddresses`
+ * judges it as resolved, every address a name has, at connect time, and returns the addresses to dial, so
+ * the addresses checked are the ones connected to (no second lookup a rebinding name could answer otherwise).
  */
 export function createAddressPolicy(options: AddressPolicyOptions) {
   const lookup = options.lookup ?? defaultLookup;
@@ -93,17 +93,17 @@ export function createAddressPolicy(options: AddressPolicyOptions) {
   }
 
   /**
-   * The address to connect to for `hostname` on `port`, after every address the name resolves to passed
-   * (one refused address refuses the name: the resolver may hand out any of them). Throws
-   * `AddressRefusedError`; a name that does not resolve fails as the lookup does.
+   * The addresses to connect to for `hostname` on `port`: every address the name resolves to, once all
+   * passed (one refused address refuses the name: the resolver may hand out any of them); the literal
+   * itself for an address. Throws `AddressRefusedError`; a name that does not resolve fails as the lookup does.
    */
-  async function dialTarget(hostname: string, port: number, shown: string): Promise<ResolvedAddress> {
+  async function checkedAddresses(hostname: string, port: number, shown: string): Promise<ResolvedAddress[]> {
     const host = bareHost(hostname);
     const literal = parseAddress(host);
     if (literal) {
       const refusal = resolvedRefusal(host, port);
       if (refusal) throw new AddressRefusedError(shown, refusal);
-      return { address: host, family: literal.kind() === 'ipv6' ? 6 : 4 };
+      return [{ address: host, family: literal.kind() === 'ipv6' ? 6 : 4 }];
     }
     const named = nameRefusal(host);
     if (named) throw new AddressRefusedError(shown, named);
@@ -112,20 +112,19 @@ export function createAddressPolicy(options: AddressPolicyOptions) {
       const refusal = resolvedRefusal(answer.address, port);
       if (refusal) throw new AddressRefusedError(shown, `${host} resolves to ${answer.address}: ${refusal}`);
     }
-    const [first] = answers;
-    if (!first) throw Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' });
-    return first;
+    if (answers.length === 0) throw Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' });
+    return answers;
   }
 
-  /** `urlRefusal`, then every address of the name (`dialTarget`): the check before a one-off send such as a token claim. */
+  /** `urlRefusal`, then every address of the name (`checkedAddresses`): the check before a one-off send such as a token claim. */
   async function checkUrl(input: URL | string): Promise<void> {
     const url = typeof input === 'string' ? new URL(input) : input;
     const refusal = urlRefusal(url);
     if (refusal) throw new AddressRefusedError(shownAddress(url), refusal);
-    await dialTarget(url.hostname, url.port === '' ? defaultPort(url.protocol) : Number(url.port), shownAddress(url));
+    await checkedAddresses(url.hostname, url.port === '' ? defaultPort(url.protocol) : Number(url.port), shownAddress(url));
   }
 
-  return { urlRefusal, dialTarget, checkUrl };
+  return { urlRefusal, checkedAddresses, checkUrl };
 }
 
 export type AddressPolicy = ReturnType<typeof createAddressPolicy>;

@@ -31,15 +31,15 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
-function outbound(answers: (hostname: string, call: number) => string) {
+function outbound(answers: (hostname: string, call: number) => string | string[]) {
   const lookups: string[] = [];
   const made = createOutbound({
     ownPorts: [{ port: 8787, name: 'Console port (REST_PORT)' }],
     localAddresses: () => [],
     lookup: async (hostname) => {
       lookups.push(hostname);
-      const address = answers(hostname, lookups.length);
-      return [{ address, family: address.includes(':') ? 6 : 4 }];
+      const answer = answers(hostname, lookups.length);
+      return (Array.isArray(answer) ? answer : [answer]).map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
     },
   });
   return { ...made, lookups };
@@ -55,6 +55,14 @@ describe('the outbound fetch dials only addresses the policy checked (issue 32)'
     expect(await named.text()).toBe('answered /api/states');
     expect(lookups).toEqual(['hub.test']);
     expect(seen.map((request) => request.headers.host)).toEqual([`127.0.0.1:${port}`, `hub.test:${port}`]);
+    await close();
+  });
+
+  it('tries each checked address of a name, as Node\'s family selection does: ::1 refuses the connection, 127.0.0.1 answers', async () => {
+    const { fetch, close, lookups } = outbound(() => ['::1', '127.0.0.1']);
+    const answered = await fetch(`http://dual.test:${port}/both`);
+    expect(await answered.text()).toBe('answered /both');
+    expect(lookups).toEqual(['dual.test']);
     await close();
   });
 

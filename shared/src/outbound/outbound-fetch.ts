@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
 import type { AddressPolicy } from './address-policy.ts';
 import { AddressRefusedError, shownAddress } from './address-refused-error.ts';
@@ -9,9 +10,9 @@ export type OutboundFetchOptions = {
 
 /**
  * A `fetch` whose every connection is dialled through the address policy: an undici Agent whose connect
- * step resolves the host once, refuses it when any of its addresses is refused (`dialTarget`), and then
- * dials exactly the address it checked, with TLS still verified for the name (the connector keeps the
- * request's host as the server name). Each redirect hop, followed here or by the caller, opens its
+ * step resolves the host once, refuses it when any of its addresses is refused (`checkedAddresses`), and
+ * then dials only the addresses it checked, through a lookup that answers them (TLS is still verified for
+ * the name). Each redirect hop, followed here or by the caller, opens its
  * connection through the same step; a pooled connection is one that was checked when it was opened.
  *
  * A refusal rejects with `AddressRefusedError` itself (not undici's "fetch failed"), so a caller can tell
@@ -19,13 +20,21 @@ export type OutboundFetchOptions = {
  * refused before anything else (undici would answer `data:` itself).
  */
 export function createOutboundFetch(policy: AddressPolicy, options: OutboundFetchOptions = {}) {
-  const dial = buildConnector({ ...options.connect });
   const agent = new Agent({
     connect(target, callback) {
       const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
       const shown = `${target.protocol}//${target.host ?? target.hostname}`;
-      policy.dialTarget(target.hostname, port, shown).then(
-        (checked) => dial({ ...target, hostname: checked.address }, callback),
+      policy.checkedAddresses(target.hostname, port, shown).then(
+        (checked) => {
+          // The socket asks this lookup, not the resolver: it may try each checked address (IPv6 and IPv4,
+          // as Node's family selection does), and none other.
+          const lookup: LookupFunction = (_hostname, lookupOptions, answer) => {
+            const [first] = checked;
+            if (lookupOptions.all) answer(null, checked);
+            else answer(null, first?.address ?? '', first?.family ?? 4);
+          };
+          buildConnector({ ...options.connect, lookup })(target, callback);
+        },
         (error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), null),
       );
     },
