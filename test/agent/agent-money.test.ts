@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { sql } from '@pcg/shared/db';
 import { upsertRecords } from '@pcg/shared/cache';
 import { createAccountMatchService } from '@pcg/shared/finance';
@@ -78,8 +79,8 @@ const money = (value: number) => (value / 100).toFixed(2);
 
 async function writeAccounts(connectionId: string, source: string, records: Array<Record<string, unknown>>): Promise<Map<string, string>> {
   await upsertRecords(testEnv.db, { object: 'finance.account', connectionId, source, records });
-  const rows = await testEnv.db.any(sql.unsafe`SELECT id, source_id FROM finance_accounts WHERE connection_id = ${connectionId}::uuid`);
-  return new Map(rows.map((row) => [String(row.source_id), String(row.id)]));
+  const rows = await testEnv.db.any(sql.type(z.object({ id: z.string(), source_id: z.string() }))`SELECT id, source_id FROM finance_accounts WHERE connection_id = ${connectionId}::uuid`);
+  return new Map(rows.map((row) => [row.source_id, row.id]));
 }
 
 async function seedAggregator(connectionId: string): Promise<void> {
