@@ -31,6 +31,17 @@ async function bridgeToken(key: string): Promise<string> {
 }
 
 describe('the modern lane while the OAuth bridge is on (spec 5, design 8.1)', () => {
+  it('records a refused call with no key, as it does for initialize while the bridge is on (spec 6)', async () => {
+    // First in the file, so no other refusal's row is on its way.
+    expect((await auditRows()).filter((row) => row.tool === 'initialize')).toEqual([]);
+    await rawMcp(gateway.address, { headers: modernHeaders('server/discover'), body: { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: MODERN_META } } });
+    const rows = await waitFor(async () => {
+      const initializeRows = (await auditRows()).filter((row) => row.tool === 'initialize');
+      return initializeRows.length > 0 ? initializeRows : undefined;
+    });
+    expect(rows).toMatchObject([{ agentId: null, tool: 'initialize', decision: 'deny', denyReason: 'missing' }]);
+  });
+
   it('accepts a bridge access token as sessions do: the call runs as the token\'s agent', async () => {
     const key = await createTestAgent(testEnv.db, { name: 'hosted-modern', sectors: ['home'], expiresInDays: 30 });
     const token = await bridgeToken(key);
@@ -55,15 +66,5 @@ describe('the modern lane while the OAuth bridge is on (spec 5, design 8.1)', ()
     expect(modern.json()).toEqual(initialize.json());
     expect(initialize.headers.get('www-authenticate')).toMatch(/^Bearer /);
     expect(modern.headers.get('www-authenticate')).toBe(initialize.headers.get('www-authenticate'));
-  });
-
-  it('records a refused call with no key, as it does for initialize while the bridge is on (spec 6)', async () => {
-    const before = (await auditRows()).filter((row) => row.tool === 'initialize').length;
-    await rawMcp(gateway.address, { headers: modernHeaders('server/discover'), body: { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: MODERN_META } } });
-    const rows = await waitFor(async () => {
-      const initializeRows = (await auditRows()).filter((row) => row.tool === 'initialize');
-      return initializeRows.length > before ? initializeRows : undefined;
-    });
-    expect(rows.at(-1)).toMatchObject({ agentId: null, tool: 'initialize', decision: 'deny', denyReason: 'missing' });
   });
 });
