@@ -2,10 +2,12 @@ import { AuditLedgerVerificationSchema, formatAuditLedgerVerification } from '@p
 import { CommandFailed, UsageError } from './cli-errors.ts';
 import type { CommandInput } from './agents-commands.ts';
 import { printJson, printRecord, printTable } from './output.ts';
+import { statusSummary } from './status-summary.ts';
 
 /** The filters of `GET /api/audit` (spec 4.5), passed through unchanged: the Console checks them. */
 export const AUDIT_FILTERS = ['agent', 'tool', 'decision', 'sector', 'since', 'before', 'limit'] as const;
-const AUDIT_COLUMNS = ['ts', 'agent_id', 'tool', 'sector', 'decision', 'deny_reason', 'outcome', 'result_count'] as const;
+/** `time` is the row's `created_at` (spec 2.3's field, as `GET /api/audit` answers it). */
+const AUDIT_COLUMNS = ['time', 'agent_id', 'tool', 'sector', 'decision', 'deny_reason', 'outcome', 'result_count'] as const;
 const CONNECTION_COLUMNS = ['id', 'sector', 'provider', 'displayName', 'status', 'health', 'lastSyncedAt'] as const;
 
 function noArguments(input: CommandInput, command: string): void {
@@ -25,7 +27,7 @@ export async function auditTail(input: CommandInput): Promise<void> {
   const next = answer.headers.get('x-gateway-audit-next');
   if (input.io.json) return printJson(input.io, { rows, hasMore: answer.headers.get('x-gateway-audit-has-more') === 'true', next });
   // A tail reads downwards: the newest row last.
-  printTable(input.io, [...rows].reverse(), AUDIT_COLUMNS);
+  printTable(input.io, [...rows].reverse().map((row) => ({ ...row, time: row.created_at })), AUDIT_COLUMNS);
   if (next) input.io.err.write(`older rows: pcg audit tail --before '${next}' (with the same filters)\n`);
 }
 
@@ -42,17 +44,8 @@ export async function auditVerify(input: CommandInput): Promise<void> {
 export async function status(input: CommandInput): Promise<void> {
   noArguments(input, 'status');
   const answer = await input.console.call('GET', '/api/status');
-  const body = answer.body as { dependencies?: unknown; mcp?: Record<string, unknown>; queues?: unknown; audit?: unknown; connections?: unknown };
-  if (input.io.json) printJson(input.io, body);
-  else {
-    printRecord(input.io, {
-      console: input.console.base,
-      dependencies: body.dependencies,
-      mcp: body.mcp?.served ? `served at ${String(body.mcp.address)}, ${String(body.mcp.sessions)} sessions` : (body.mcp?.message ?? body.mcp?.unavailable),
-      queues: body.queues,
-      audit: body.audit,
-    });
-  }
+  if (input.io.json) printJson(input.io, answer.body);
+  else input.io.out.write(statusSummary(answer.body, input.console.base));
   // 503 means a store is down: the answer is still shown, and the exit status says it.
   if (answer.status !== 200) throw new CommandFailed(`the Console answered ${answer.status}: a dependency is down`);
 }

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { agentsCommands, type CommandInput } from './agents-commands.ts';
 import { CommandFailed, EXIT, UsageError } from './cli-errors.ts';
 import { consoleUrl, createConsoleClient } from './console-client.ts';
+import { helpFor } from './command-help.ts';
 import { auditTail, auditVerify, connectionsCommands, status } from './other-commands.ts';
 import { connectionsCheck } from './connections-check-command.ts';
 import type { Io } from './output.ts';
@@ -15,8 +16,8 @@ export const USAGE = `usage: pcg <command> [options]
   agents revoke <name>
   agents delete <name>
   audit tail [--agent A] [--tool T] [--decision allow|deny] [--sector S] [--since ISO] [--before CURSOR] [--limit N]
-  audit verify     walks the audit record's hash chain; exit 1 when it is broken
-  status
+  audit verify     walks the audit record's hash chain; exit 1 when it is broken (see pcg audit verify --help)
+  status           is everything all right: a short summary (--json: the Console's whole answer)
   connections list
   connections sync|pause|resume <id>
   connections check <id>   runs the connection's checks against its source; exit 1 when a step failed
@@ -59,7 +60,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: Omit<Io
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    io.out.write(`${USAGE}\n`);
+    io.out.write(`${helpFor(positionals) ?? USAGE}\n`);
     return EXIT.ok;
   }
   try {
