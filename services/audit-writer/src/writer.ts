@@ -2,16 +2,19 @@ import {
   AUDIT_LOG_LINES,
   QueuedAuditEntrySchema,
   addAuditDrops,
+  canonicalArgsOf,
+  copyChainedAuditRows,
   createDropLedger,
-  insertChainedAuditRows,
+  statementsOn,
   takeAuditBatch,
   type ChainHead,
   type QueuedAuditEntry,
 } from '@pcg/shared/audit';
-import { sql, type DatabasePool } from '@pcg/shared/db';
+import { directPoolOf, sql, type DatabasePool } from '@pcg/shared/db';
 import { unreachableStore } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
 import type { Redis } from '@pcg/shared/redis';
+import type { PoolClient } from 'pg';
 import { z } from 'zod';
 import { createSequenceMarks, storeSequenceMarks } from './sequence-marks.ts';
 
@@ -65,13 +68,13 @@ function readEntry(entry: string): QueuedAuditEntry | null {
 
 /**
  * Drains the audit queue into `audit_log` (design 4.6). Each flush pops up to a batch with one atomic
- * LPOP and writes it with one INSERT. Delivery is at most once: a popped row is never pushed back, so
+ * LPOP and writes it with one statement, a binary COPY (issue 44). Delivery is at most once: a popped row is never pushed back, so
  * a failed INSERT loses that batch (logged and counted) and nothing is ever written twice. Every loss is
  * counted in `audit_drops` in the same transaction as the rows (or, while Postgres is away, kept until it
  * returns): unreadable entries, failed flushes, and rows lost with Redis's data, found as gaps in the
  * producers' sequence numbers. Once a flush failed because Postgres did not answer, no row is taken out of
  * Redis until Postgres answers again, so an outage loses at most the batch in flight. Flushes never overlap. A full batch means a backlog, so the next flush
- * starts at once instead of waiting. Each row is chained to the one before (`insertChainedAuditRows`).
+ * starts at once instead of waiting. Each row is chained to the one before (`copyChainedAuditRows`).
  */
 export function createAuditWriter(deps: AuditWriterDeps) {
   const { db, redis, log, flushMs } = deps;
@@ -96,23 +99,36 @@ export function createAuditWriter(deps: AuditWriterDeps) {
     }
   }
 
-  /** Writes the rows with what is to be accounted for, in one transaction; on failure nothing is counted as stored. */
+  /**
+   * Writes the rows with what is to be accounted for, in one transaction on a plain pg connection (the
+   * rows go in with one COPY, which slonik cannot send); on failure nothing is counted as stored. The
+   * rows' canonical args are computed before the transaction, so the chain's head is locked only while
+   * the rows are linked and sent.
+   */
   async function commit(rows: readonly QueuedAuditEntry[]): Promise<number> {
     const counts = drops.take();
     const unsaved = marks.unsaved();
+    let client: PoolClient | undefined;
+    let broken: Error | undefined;
     try {
-      const inserted = await db.transaction(async (tx) => {
-        const chained = rows.length > 0 ? await insertChainedAuditRows(tx, rows, { key: deps.chainKey ?? null }) : null;
-        await storeSequenceMarks(tx, unsaved);
-        await addAuditDrops(tx, AUDIT_WRITER_SOURCE, counts);
-        return chained;
-      });
+      const canonicalArgs = canonicalArgsOf(rows);
+      client = await directPoolOf(db).connect();
+      const tx = statementsOn(client);
+      await client.query('BEGIN');
+      const chained = rows.length > 0 ? await copyChainedAuditRows(client, rows, canonicalArgs, { key: deps.chainKey ?? null }) : null;
+      await storeSequenceMarks(tx, unsaved);
+      await addAuditDrops(tx, AUDIT_WRITER_SOURCE, counts);
+      await client.query('COMMIT');
       marks.saved(unsaved);
-      if (inserted) head = inserted.head;
-      return inserted?.written ?? 0;
+      if (chained) head = chained.head;
+      return chained?.written ?? 0;
     } catch (error) {
+      // A connection left mid-COPY or mid-transaction is closed, not reused: the server rolls back.
+      broken = error instanceof Error ? error : new Error(String(error));
       drops.giveBack(counts);
       throw error;
+    } finally {
+      client?.release(broken);
     }
   }
 

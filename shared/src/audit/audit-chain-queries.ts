@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { sql, type DatabasePool } from '../db/index.ts';
-import { chainLink, type ChainedRowContent } from './audit-chain-fns.ts';
+import { canonicalJson, createChainLinker } from './audit-chain-fns.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
 import { encodePgArray } from './pg-binary-array.ts';
 
-type Queryable = Pick<DatabasePool, 'query' | 'one'>;
+export type Queryable = Pick<DatabasePool, 'query' | 'one'>;
 
 /** `created_at` as the chain reads it: UTC to the microsecond, the precision Postgres stores. */
 export const MICROSECOND_UTC = sql.fragment`'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
@@ -55,6 +55,79 @@ async function allocate(tx: Pick<DatabasePool, 'one'>, count: number, head: Chai
   return { ids: row.ids.split(',').map(Number), createdAt: row.created_at };
 }
 
+/** The next rows of the chain once its head is locked: ids in queue order, one `created_at`, each row's link. */
+export type BatchLinker = {
+  readonly ids: readonly number[];
+  readonly createdAt: string;
+  /** The row's place (chain_seq) and its link as bytes; rows must be linked in order, index 0 first. */
+  link(row: QueuedAuditRow, canonicalArgs: string, index: number): { seq: number; hash: Buffer };
+  /** The head after the last row linked, and the chain's first hash when this batch starts the chain. */
+  finish(): { next: ChainHead; first: string | null };
+};
+
+/**
+ * Locks the chain's head and gives the batch its ids and `created_at` (two round trips, in this order, so
+ * that ids follow the chain's order whoever writes). The links themselves need no database: `link` is
+ * one HMAC a row over content whose canonical args were computed before the lock (`canonicalArgsOf`).
+ */
+export async function lockChainForBatch(tx: Queryable, count: number, key: Buffer | null): Promise<{ head: ChainHead; linker: BatchLinker | null }> {
+  const head = await readChainHead(tx, { lock: true });
+  if (count === 0) return { head, linker: null };
+  const { ids, createdAt } = await allocate(tx, count, head);
+  const linkOf = createChainLinker(key);
+  let previous = head.hash;
+  let firstHex: string | null = null;
+  return {
+    head,
+    linker: {
+      ids,
+      createdAt,
+      link(row, canonicalArgs, index) {
+        const seq = head.seq + index + 1;
+        previous = linkOf(previous, { ...contentOf(row), seq, id: ids[index] ?? Number.NaN, createdAt }, canonicalArgs);
+        if (seq === 1) firstHex = previous;
+        return { seq, hash: Buffer.from(previous, 'hex') };
+      },
+      finish() {
+        // A head at place 0 is an empty chain: this batch's first row is the chain's first row, and the chain
+        // gets its id now, so databases cloned from one empty template (or migrated alike) do not share one.
+        const chainId = head.seq === 0 ? randomUUID() : head.chainId;
+        const next: ChainHead = { seq: head.seq + count, id: ids.at(-1) ?? null, hash: previous, createdAt, chainId, firstHash: firstHex ?? head.firstHash };
+        return { next, first: firstHex };
+      },
+    },
+  };
+}
+
+const contentOf = (row: QueuedAuditRow) => ({
+  userId: row.userId,
+  agentId: row.agentId,
+  tool: row.tool,
+  sector: row.sector,
+  decision: row.decision,
+  denyReason: row.denyReason,
+  resultCount: row.resultCount,
+  outcome: row.outcome,
+  requestId: row.requestId,
+});
+
+/**
+ * Each row's args in canonical form (`canonicalJson`), computed before the head is locked. Throws if an
+ * `argsJson` is not JSON, so a bad row fails its batch before anything is written.
+ */
+export const canonicalArgsOf = (rows: readonly QueuedAuditRow[]): string[] => rows.map((row) => canonicalJson(JSON.parse(row.argsJson) as unknown));
+
+/** Moves the head to the batch's last row, in the transaction that wrote the batch. */
+export async function advanceChainHead(tx: Queryable, head: ChainHead, done: { next: ChainHead; first: string | null }, key: Buffer | null): Promise<void> {
+  const { next, first } = done;
+  await tx.query(sql.unsafe`
+    UPDATE audit_chain
+    SET head_seq = ${next.seq}, head_id = ${next.id}, head_hash = decode(${next.hash}, 'hex'),
+        head_created_at = ${next.createdAt}::timestamptz, updated_at = now(),
+        chain_id = ${next.chainId}, first_hash = coalesce(decode(${first}::text, 'hex'), first_hash),
+        first_keyed_seq = ${head.seq === 0 ? (key === null ? null : 1) : sql.fragment`coalesce(first_keyed_seq, ${key === null ? null : head.seq + 1}::int8)`}`);
+}
+
 /**
  * Writes a batch as the next links of the hash chain, with ONE INSERT (design 4.6). Must run inside a
  * transaction: it locks the chain's head row first, so flushes are chained in the order they commit,
@@ -63,7 +136,7 @@ async function allocate(tx: Pick<DatabasePool, 'one'>, count: number, head: Chai
  * chosen here rather than by column defaults. With `key` (the chain key, design 8.4) each link is an
  * HMAC under it, which no one who can only write the database can compute; without it, the old unkeyed
  * link. Throws before writing anything if an `argsJson` is not JSON. Resolves to the rows written and the
- * new head.
+ * new head. The audit-writer streams its flushes with COPY instead (`copyChainedAuditRows`).
  */
 export async function insertChainedAuditRows(
   tx: Queryable,
@@ -71,36 +144,20 @@ export async function insertChainedAuditRows(
   options: { key?: Buffer | null } = {},
 ): Promise<{ written: number; head: ChainHead }> {
   const key = options.key ?? null;
-  const head = await readChainHead(tx, { lock: true });
-  if (rows.length === 0) return { written: 0, head };
-  const args = rows.map((row) => JSON.parse(row.argsJson) as unknown);
-  const { ids, createdAt } = await allocate(tx, rows.length, head);
-  let previous = head.hash;
+  const canonical = canonicalArgsOf(rows);
+  const { head, linker } = await lockChainForBatch(tx, rows.length, key);
+  if (!linker) return { written: 0, head };
   const hashes: Buffer[] = [];
   const seqs: number[] = [];
   rows.forEach((row, index) => {
-    const content: ChainedRowContent = {
-      seq: head.seq + index + 1,
-      id: ids[index] ?? Number.NaN,
-      userId: row.userId,
-      agentId: row.agentId,
-      tool: row.tool,
-      sector: row.sector,
-      decision: row.decision,
-      denyReason: row.denyReason,
-      args: args[index],
-      resultCount: row.resultCount,
-      outcome: row.outcome,
-      requestId: row.requestId,
-      createdAt,
-    };
-    previous = chainLink(key, previous, content);
-    hashes.push(Buffer.from(previous, 'hex'));
-    seqs.push(content.seq);
+    const { seq, hash } = linker.link(row, canonical[index] ?? 'null', index);
+    hashes.push(hash);
+    seqs.push(seq);
   });
+  const { ids, createdAt } = linker;
   const text = (pick: (row: QueuedAuditRow) => string | null) =>
     sql.fragment`unnest(${sql.binary(encodePgArray('text', rows.map(pick)))}::text[])`;
-  const int8 = (values: number[]) => sql.fragment`unnest(${sql.binary(encodePgArray('int8', values))}::int8[])`;
+  const int8 = (values: readonly number[]) => sql.fragment`unnest(${sql.binary(encodePgArray('int8', values))}::int8[])`;
   // `unnest` in the select list reads the arrays in lockstep without materialising the batch (see decisions.md).
   const result = await tx.query(sql.unsafe`
     INSERT INTO audit_log
@@ -120,17 +177,7 @@ export async function insertChainedAuditRows(
       ${text((row) => row.outcome)},
       ${text((row) => row.requestId)},
       ${createdAt}::timestamptz`);
-  // A head at place 0 is an empty chain: this batch's first row is the chain's first row, and the chain
-  // gets its id now, so databases cloned from one empty template (or migrated alike) do not share one.
-  const first = head.seq === 0 ? (hashes[0]?.toString('hex') ?? null) : null;
-  const firstHash = first ?? head.firstHash;
-  const chainId = head.seq === 0 ? randomUUID() : head.chainId;
-  const next: ChainHead = { seq: head.seq + rows.length, id: ids.at(-1) ?? null, hash: previous, createdAt, chainId, firstHash };
-  await tx.query(sql.unsafe`
-    UPDATE audit_chain
-    SET head_seq = ${next.seq}, head_id = ${next.id}, head_hash = decode(${next.hash}, 'hex'),
-        head_created_at = ${createdAt}::timestamptz, updated_at = now(),
-        chain_id = ${chainId}, first_hash = coalesce(decode(${first}::text, 'hex'), first_hash),
-        first_keyed_seq = ${head.seq === 0 ? (key === null ? null : 1) : sql.fragment`coalesce(first_keyed_seq, ${key === null ? null : head.seq + 1}::int8)`}`);
-  return { written: result.rowCount, head: next };
+  const done = linker.finish();
+  await advanceChainHead(tx, head, done, key);
+  return { written: result.rowCount, head: done.next };
 }

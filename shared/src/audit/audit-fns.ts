@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sortedKeys } from './audit-chain-fns.ts';
 import {
   AUDIT_ARGS_MAX_BYTES,
   AuditEventSchema,
@@ -88,7 +89,9 @@ function walkValue(raw: unknown, key: string, walk: Walk): unknown {
     }
     const out: Record<string, unknown> = {};
     let fields = 0;
-    for (const name of Object.keys(object)) {
+    // Built in the chain's canonical key order, so the writer's canonical form is a check and one
+    // stringify, not a reordered copy (issue 44); jsonb keeps its own order whatever the text's.
+    for (const name of sortedKeys(object)) {
       const field = (object as Record<string, unknown>)[name];
       if (field === undefined) continue;
       // Values under a sensitive name are never inspected, whatever they are.

@@ -11,6 +11,8 @@ export * from './pg-binary-array.ts';
 export * from './console-acts.ts';
 export * from './audit-chain-fns.ts';
 export * from './audit-chain-queries.ts';
+export * from './audit-chain-copy.ts';
+export * from './audit-copy-binary.ts';
 export * from './audit-anchor.ts';
 export * from './audit-chain-walk.ts';
 export * from './audit-chain-verify.ts';

@@ -11,6 +11,7 @@ export type DirectReads = (statement: DirectStatement) => Promise<Record<string,
 export type DirectReadOptions = { maximumPoolSize: number; statementTimeout: number; connectionTimeout: number; idleTimeout: number };
 
 const readsOfPool = new WeakMap<DatabasePool, DirectReads>();
+const directPools = new WeakMap<DatabasePool, pg.Pool>();
 
 type Parse = (value: string) => unknown;
 
@@ -53,6 +54,7 @@ export function attachDirectReads(pool: DatabasePool, databaseUrl: string, optio
   // An idle connection the server closed (a restart, say): pg's pool drops it and the next read opens
   // another, so this is not a failure of anything in flight; without a listener it would end the process.
   direct.on('error', () => undefined);
+  directPools.set(pool, direct);
 
   readsOfPool.set(pool, async ({ sql, values, name }) => {
     const result = await direct.query<Record<string, unknown>>({ name, text: postgresText(sql), values: values as unknown[] });
@@ -74,4 +76,14 @@ export function directReadsOf(pool: DatabasePool): DirectReads {
   const reads = readsOfPool.get(pool);
   if (!reads) throw new TypeError('direct reads belong to a pool made by createPool');
   return reads;
+}
+
+/**
+ * pg's own pool beside a pool made by `createPool`, for what slonik cannot send: the audit-writer streams
+ * each flush with COPY (issue 44). Same database, statement timeout and limits; ended with the pool.
+ */
+export function directPoolOf(pool: DatabasePool): pg.Pool {
+  const direct = directPools.get(pool);
+  if (!direct) throw new TypeError('a direct pool belongs to a pool made by createPool');
+  return direct;
 }

@@ -1,5 +1,5 @@
 export * from './create-pool.ts';
-export { directReadsOf, postgresText, type DirectReads, type DirectStatement } from './direct-reads.ts';
+export { directPoolOf, directReadsOf, postgresText, type DirectReads, type DirectStatement } from './direct-reads.ts';
 export * from './ensure-database.ts';
 export * from './migrate.ts';
 export { sql } from 'slonik';
