@@ -72,7 +72,8 @@ function expectAllPassed(checks: Check[], scenario: string, summary: string) {
 }
 
 describe('the official MCP conformance suite, server scenarios, through a loopback proxy that adds the key', () => {
-  it('passes every 2025-11-25 scenario that applies to a tools-only server; the others fail only as the baseline says', async () => {
+  // The 2025-11-25 scenarios (the title is the one the requirements map names).
+  it('passes every scenario that applies to a tools-only server; the others fail only as the baseline says', async () => {
     const run = await runSuite(['--spec-version', '2025-11-25', '--expected-failures', BASELINE]);
     expect(run.code, run.summary).toBe(0);
     for (const scenario of PASSING_2025) expectAllPassed(run.checks(scenario), scenario, run.summary);
