@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ConnectorContext, SyncOutcome } from '../connector-types.ts';
 import { googleReader, parseEach } from './google-api.ts';
+import { calendarWindowEdges, type CalendarWindow } from '../kit/calendar-window.ts';
 import { eventRecord, eventSourceId, GoogleEventSchema, inWindow, type CalendarInfo } from './calendar-mapping.ts';
 
 const OBJECT = 'calendar.event';
@@ -8,9 +9,7 @@ const DAY_MS = 86_400_000;
 /** How far past the window's future edge a full sync keeps, so a sliding window re-lists weekly, not daily. */
 const HORIZON_SLACK_MS = 7 * DAY_MS;
 
-/** The sync window (spec 6): occurrences kept from `pastDays` back to `futureDays` ahead. */
-export type CalendarWindow = { pastDays: number; futureDays: number };
-export const DEFAULT_CALENDAR_WINDOW: CalendarWindow = { pastDays: 90, futureDays: 365 };
+export { DEFAULT_CALENDAR_WINDOW, type CalendarWindow } from '../kit/calendar-window.ts';
 
 const CalendarListSchema = z.object({
   items: z.array(z.looseObject({ id: z.string(), summary: z.string().optional(), summaryOverride: z.string().optional(), timeZone: z.string().optional(), selected: z.boolean().optional(), hidden: z.boolean().optional(), deleted: z.boolean().optional() })).default([]),
@@ -22,14 +21,8 @@ const EventsPageSchema = z.object({ items: z.array(z.unknown()).default([]), nex
 const CursorSchema = z.object({ horizon: z.number(), tokens: z.record(z.string(), z.string()) });
 type Cursor = z.infer<typeof CursorSchema>;
 
-/**
- * The window's edges at UTC midnights, as the Microsoft connector places its own, so a sync later
- * the same day asks for the same `timeMin`.
- */
-function windowEdges(now: number, window: CalendarWindow): { from: number; to: number } {
-  const today = Math.floor(now / DAY_MS) * DAY_MS;
-  return { from: today - window.pastDays * DAY_MS, to: today + window.futureDays * DAY_MS };
-}
+/** The window's edges at UTC midnights, as the Microsoft connector places its own, so a sync later the same day asks for the same `timeMin`. */
+const windowEdges = calendarWindowEdges;
 
 /**
  * Calendar v3 (reference §7.1) with sync tokens (`singleEvents=true`, one row per occurrence). The full

@@ -1,15 +1,18 @@
 import ICAL from 'ical.js';
+import { calendarWindowEdges, DEFAULT_CALENDAR_WINDOW, type CalendarWindow } from '../kit/calendar-window.ts';
 
-/** Occurrences are expanded over this window around the sync (reference §8.4: servers' own expansion varies). */
-export const SYNC_WINDOW_DAYS = { past: 365, future: 730 } as const;
 /** A rule that never ends stops here, window or not. */
 const MAX_OCCURRENCES = 5_000;
-const DAY_MS = 86_400_000;
 
 export type Window = { start: Date; end: Date };
 
-export function syncWindow(now = Date.now()): Window {
-  return { start: new Date(now - SYNC_WINDOW_DAYS.past * DAY_MS), end: new Date(now + SYNC_WINDOW_DAYS.future * DAY_MS) };
+/**
+ * Occurrences are expanded over the calendar sync window (`CALENDAR_PAST_DAYS`, `CALENDAR_FUTURE_DAYS`) around
+ * the sync, by the connector itself (reference §8.4: servers' own expansion varies).
+ */
+export function syncWindow(now = Date.now(), window: CalendarWindow = DEFAULT_CALENDAR_WINDOW): Window {
+  const { from, to } = calendarWindowEdges(now, window);
+  return { start: new Date(from), end: new Date(to) };
 }
 
 const pad = (value: number, width = 2) => String(value).padStart(width, '0');

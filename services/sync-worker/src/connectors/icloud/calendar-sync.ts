@@ -1,4 +1,5 @@
 import type { ConnectorContext, SyncOutcome } from '../connector-types.ts';
+import { DEFAULT_CALENDAR_WINDOW, type CalendarWindow } from '../kit/calendar-window.ts';
 import { eventRecords, syncWindow } from './calendar-mapping.ts';
 import { DavCursorSchema, sourceIdOf, syncDavCollections, type DavFlavour } from './dav-sync.ts';
 import { list, record, type WebDav } from './webdav-client.ts';
@@ -28,10 +29,10 @@ const rowsOf = (resource: string) => (sourceId: string) => sourceId.startsWith(`
  * expanded into occurrences over the sync window; a changed resource's occurrences that are no longer
  * there (a new EXDATE, a shortened rule) are removed with it, and a removed resource takes all of its rows.
  */
-export async function syncCalendar(context: ConnectorContext, dav: WebDav, base: URL): Promise<SyncOutcome> {
+export async function syncCalendar(context: ConnectorContext, dav: WebDav, base: URL, settings: CalendarWindow = DEFAULT_CALENDAR_WINDOW): Promise<SyncOutcome> {
   const parsed = DavCursorSchema.safeParse(context.cursor);
   const cursor = parsed.success ? parsed.data : null;
-  const window = syncWindow();
+  const window = syncWindow(Date.now(), settings);
   const cached = await context.cache.sourceIds(CALENDAR_OBJECT);
   const seen = new Set<string>();
   const result = await syncDavCollections(dav, base, CALDAV, cursor, async (changes) => {

@@ -1,5 +1,6 @@
 import { ICLOUD, ICloudCredentialsSchema, type ICloudCredentials } from '@pcg/shared/providers';
 import type { Connector, ConnectorContext, SyncOutcome } from '../connector-types.ts';
+import type { CalendarWindow } from '../kit/calendar-window.ts';
 import { SourceAuthError, SourceRejectedError } from '../kit/source-errors.ts';
 import { syncCalendar } from './calendar-sync.ts';
 import { syncContacts } from './contacts-sync.ts';
@@ -21,6 +22,8 @@ export type ICloudConnectorOptions = {
   transport?: typeof fetch;
   /** The IMAP pin's dialer and CA; default a TCP connection and the system's CAs. */
   imap?: PinnedImapOptions;
+  /** The calendar sync window (`CALENDAR_PAST_DAYS`, `CALENDAR_FUTURE_DAYS`); default 90 and 365 days. */
+  window?: CalendarWindow;
 };
 
 function credentialsOf(context: ConnectorContext): ICloudCredentials {
@@ -45,7 +48,7 @@ export function createICloudConnector(options: ICloudConnectorOptions = {}): Con
     async sync(context): Promise<SyncOutcome> {
       switch (context.connection.sector) {
         case 'calendar':
-          return syncCalendar(context, webDav(context), new URL(options.caldavUrl ?? ICLOUD_CALDAV_URL));
+          return syncCalendar(context, webDav(context), new URL(options.caldavUrl ?? ICLOUD_CALDAV_URL), options.window);
         case 'contacts':
           return syncContacts(context, webDav(context), new URL(options.carddavUrl ?? ICLOUD_CARDDAV_URL));
         case 'mail': {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ConnectorContext, SyncOutcome } from '../connector-types.ts';
+import { calendarWindowEdges, DEFAULT_CALENDAR_WINDOW, type CalendarWindow } from '../kit/calendar-window.ts';
 import { SourceCursorExpiredError, SourceUnavailableError } from '../kit/source-errors.ts';
 import { graphClient, type GraphClient } from './graph-client.ts';
 import { SeriesSchema } from './graph-mapping.ts';
@@ -8,11 +9,12 @@ import { seriesWriter } from './series-round.ts';
 const DAY = 86_400_000;
 
 /**
- * The sync window of calendar occurrences: from 90 days back to a year ahead of today (UTC midnights).
- * A calendarView delta keeps the window of its first request; it is moved (a fresh round) once its start
- * falls more than a week behind the window's start, so the window is never more than a week stale.
+ * The sync window of calendar occurrences: `CALENDAR_PAST_DAYS` back to `CALENDAR_FUTURE_DAYS` ahead of today
+ * (UTC midnights), 90 and 365 by default. A calendarView delta keeps the window of its first request; it is
+ * moved (a fresh round) once its start falls more than `slackDays` behind the window's start, so the window is
+ * never more than a week stale.
  */
-export const CALENDAR_WINDOW = { pastDays: 90, futureDays: 365, slackDays: 7 } as const;
+export const CALENDAR_WINDOW = { ...DEFAULT_CALENDAR_WINDOW, slackDays: 7 } as const;
 
 /** Times in UTC: Graph's dateTime carries no offset, and UTC is the one zone read without a table. */
 const PREFER = ['outlook.timezone="UTC"'];
@@ -30,9 +32,9 @@ type Cursor = z.infer<typeof CursorSchema>;
 
 const CalendarSchema = z.object({ id: z.string().min(1), name: z.string().nullish(), isDefaultCalendar: z.boolean().nullish() });
 
-export function calendarWindow(now: number): { start: string; end: string } {
-  const today = Math.floor(now / DAY) * DAY;
-  return { start: new Date(today - CALENDAR_WINDOW.pastDays * DAY).toISOString(), end: new Date(today + CALENDAR_WINDOW.futureDays * DAY).toISOString() };
+export function calendarWindow(now: number, window: CalendarWindow = DEFAULT_CALENDAR_WINDOW): { start: string; end: string } {
+  const { from, to } = calendarWindowEdges(now, window);
+  return { start: new Date(from).toISOString(), end: new Date(to).toISOString() };
 }
 
 async function calendarsOf(graph: GraphClient) {
@@ -57,12 +59,12 @@ async function primaryCalendar(graph: GraphClient): Promise<string> {
  * on it. A cursor stored before series were read is treated as expired, so the sync runner's full
  * resync removes the series masters that were stored as events.
  */
-export async function syncCalendar(context: ConnectorContext, now: number, apiBase: string): Promise<SyncOutcome> {
+export async function syncCalendar(context: ConnectorContext, now: number, apiBase: string, settings: CalendarWindow = DEFAULT_CALENDAR_WINDOW): Promise<SyncOutcome> {
   const graph = graphClient(context, apiBase);
   const parsed = CursorSchema.safeParse(context.cursor);
   if (context.cursor !== null && !parsed.success) throw new SourceCursorExpiredError('the calendar cursor predates reading series masters');
   const cursor: Cursor | undefined = parsed.success ? parsed.data : undefined;
-  const wanted = calendarWindow(now);
+  const wanted = calendarWindow(now, settings);
   const calendars = await calendarsOf(graph);
   // `isDefaultCalendar` names the primary one; when no calendar says so, GET /me/calendar does (calendar-get).
   const flagged = calendars.find((calendar) => calendar.isDefaultCalendar === true);

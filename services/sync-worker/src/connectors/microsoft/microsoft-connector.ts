@@ -1,5 +1,6 @@
 import { MICROSOFT, MICROSOFT_GRAPH_API_BASE } from '@pcg/shared/providers';
 import type { Connector } from '../connector-types.ts';
+import type { CalendarWindow } from '../kit/calendar-window.ts';
 import { SourceRejectedError } from '../kit/source-errors.ts';
 import { syncCalendar } from './calendar-sync.ts';
 import { syncContacts } from './contacts-sync.ts';
@@ -10,6 +11,8 @@ export type MicrosoftConnectorOptions = {
   apiBase?: string;
   /** The clock the calendar window is placed by; default `Date.now`. */
   now?: () => number;
+  /** The calendar sync window (`CALENDAR_PAST_DAYS`, `CALENDAR_FUTURE_DAYS`); default 90 and 365 days. */
+  window?: CalendarWindow;
 };
 
 /**
@@ -25,7 +28,7 @@ export function createMicrosoftConnector(options: MicrosoftConnectorOptions = {}
     async sync(context) {
       switch (context.connection.sector) {
         case 'calendar':
-          return syncCalendar(context, now(), apiBase);
+          return syncCalendar(context, now(), apiBase, options.window);
         case 'mail':
           return syncMail(context, apiBase);
         case 'contacts':
