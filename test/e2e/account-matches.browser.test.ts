@@ -122,7 +122,11 @@ describe('the bridge claim form and the account-match screen, in Chromium', { ta
     // Nothing wider than the phone's screen but the scrolling table.
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
 
-    await page.locator('#open-matches article', { hasText: 'capitalone.com' }).getByRole('button', { name: /^Same account:/ }).click();
+    // What each answer changes (issue 33): the card's one purchase both bridges report counts once, or twice if kept apart.
+    const card = page.locator('#open-matches article', { hasText: 'capitalone.com' });
+    expect(await card.getByRole('list', { name: 'What each answer changes' }).textContent()).toContain('1 transaction both report counts once');
+    expect(await card.textContent()).toContain('Keep separate: agents see both accounts and all 2 transactions of the two');
+    await card.getByRole('button', { name: /^Same account:/ }).click();
     await expect.poll(() => page.locator('.messages .notice.ok').textContent(), { timeout: 5_000 }).toContain('are one account: agents see it once, from Bridge 1.');
     await ally.getByRole('button', { name: /^Keep separate:/ }).click();
     await expect.poll(() => page.locator('.messages .notice.ok').textContent(), { timeout: 5_000 }).toContain('are kept separate.');

@@ -1,7 +1,10 @@
 import { api, errorText } from './api.ts';
 import { button, h, notice, replace, table, time } from './dom.ts';
 import { MATCH_HINT } from './texts.ts';
-import type { AccountMatch, MatchSide } from './types.ts';
+import type { AccountMatch as MatchView, MatchSide } from './types.ts';
+
+/** How the pair's transactions match one by one today (design 8.3), as GET /api/finance/account-matches gives it. */
+type AccountMatch = MatchView & { transactions?: { both: number; onlyFirst: number; onlySecond: number } };
 
 const lastFour = (side: MatchSide) => (side.lastFour ? `last 4: ${side.lastFour}` : 'no last 4 shown');
 const accountName = (side: MatchSide) => side.name ?? `${side.sourceId} (not listed by the source now)`;
@@ -14,6 +17,31 @@ function sideText(side: MatchSide): HTMLElement {
     h('span', { class: 'muted' }, ` · ${lastFour(side)}`),
     h('div', { class: 'muted' }, `${side.connectionName} (${side.provider})`),
   );
+}
+
+const count = (n: number, what = 'transaction') => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+/** What each answer will change for agents, in numbers of transactions (design 8.3: merged one by one). */
+export function answerEffects(match: AccountMatch): { same: string; separate: string } {
+  const tx = match.transactions ?? { both: 0, onlyFirst: 0, onlySecond: 0 };
+  const [first, second] = [match.first.connectionName, match.second.connectionName];
+  const only = `the ${count(tx.onlyFirst)} only ${first} has and the ${count(tx.onlySecond)} only ${second} has stay`;
+  if (match.state === 'separate') {
+    return {
+      same: `Same account: agents see one account, from ${first}; its transactions are matched one by one, each one both report counted once and those only one has kept.`,
+      separate: 'Keep separate (current): agents see both accounts and every transaction of each.',
+    };
+  }
+  return {
+    same: `Same account${match.state === 'same' ? ' (current)' : ''}: agents see one account, from ${first}; ${count(tx.both)} both report ${tx.both === 1 ? 'counts' : 'count'} once (${first}'s copy), and ${only}.`,
+    separate: `Keep separate: agents see both accounts and all ${count(2 * tx.both + tx.onlyFirst + tx.onlySecond)} of the two${match.state === 'open' ? `; the ${count(tx.both, 'pair')} no longer marked as possible duplicates` : `, ${count(tx.both)} of them twice`}.`,
+  };
+}
+
+function effectsText(match: AccountMatch): HTMLElement {
+  const effects = answerEffects(match);
+  const pending = match.state === 'open' ? `Until you answer, agents see both accounts, and the ${count(match.transactions?.both ?? 0, 'pair')} of transactions both report are marked as possible duplicates.` : null;
+  return h('ul', { class: 'match-effects muted', 'aria-label': 'What each answer changes' }, ...[pending, effects.same, effects.separate].filter((text): text is string => text !== null).map((text) => h('li', {}, text)));
 }
 
 function decision(match: AccountMatch): string {
@@ -38,7 +66,7 @@ export async function renderAccountMatches(root: HTMLElement): Promise<void> {
       document.dispatchEvent(new Event('console:changed'));
       say(
         same
-          ? `${accountName(match.first)} and ${accountName(match.second)} are one account: agents see it once, from ${match.first.connectionName}.`
+          ? `${accountName(match.first)} and ${accountName(match.second)} are one account: agents see it once, from ${match.first.connectionName}. Each transaction both report counts once; those only one reports stay.`
           : `${accountName(match.first)} and ${accountName(match.second)} are kept separate.`,
       );
       await list();
@@ -55,6 +83,7 @@ export async function renderAccountMatches(root: HTMLElement): Promise<void> {
       h('h4', {}, `Same account at ${match.institutionDomain}?`),
       sideText(match.first),
       sideText(match.second),
+      effectsText(match),
       h(
         'div',
         { class: 'acts' },
@@ -68,7 +97,7 @@ export async function renderAccountMatches(root: HTMLElement): Promise<void> {
     const label = `${accountName(match.first)} and ${accountName(match.second)} at ${match.institutionDomain}`;
     return [
       match.institutionDomain,
-      h('div', {}, sideText(match.first), sideText(match.second)),
+      h('div', {}, sideText(match.first), sideText(match.second), match.automatic ? null : effectsText(match)),
       h('span', { class: `match-state ${match.state}`, 'data-match-state': match.state }, decision(match)),
       match.automatic ? h('span', { class: 'muted' }, '—') : time(match.answeredAt),
       match.automatic
