@@ -40,3 +40,24 @@ describe('the wearable double’s collection windows', () => {
     expect((await sleeps({ limit: '25' })).status).toBe(200);
   });
 });
+
+describe('the wearable double’s rate limit', () => {
+  it('answers the 101st request within a minute with 429 and the three X-RateLimit headers (100 a minute per client)', async () => {
+    const limited = await startWhoopDouble({ days: 1 });
+    try {
+      const authorize = await fetch(`${limited.url}/oauth/oauth2/auth?client_id=${limited.client.clientId}&redirect_uri=${encodeURIComponent('http://127.0.0.1:9/back')}&state=s`, { redirect: 'manual' });
+      const code = new URL(authorize.headers.get('location') ?? '').searchParams.get('code') ?? '';
+      const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: 'http://127.0.0.1:9/back', client_id: limited.client.clientId, client_secret: limited.client.clientSecret });
+      const access = ((await (await fetch(`${limited.url}/oauth/oauth2/token`, { method: 'POST', body: form })).json()) as { access_token: string }).access_token;
+      const call = () => fetch(`${limited.url}/developer/v2/activity/sleep`, { headers: { authorization: `Bearer ${access}` } });
+      for (let i = 1; i <= 100; i += 1) expect((await call()).status).toBe(200);
+      const refused = await call();
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('x-ratelimit-limit')).toBe('100, 100;window=60, 10000;window=86400');
+      expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+      expect(Number(refused.headers.get('x-ratelimit-reset'))).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
+  });
+});

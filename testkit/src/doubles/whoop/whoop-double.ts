@@ -37,6 +37,26 @@ export async function startWhoopDouble(options: WhoopDoubleOptions = {}) {
     unauthorized: 0,
     requests: [] as Array<{ path: string; query: URLSearchParams; at: number }>,
   };
+  /**
+   * [WH-RL] providers.md §3.4: 100 requests a minute and 10,000 a day per client, over either a 429 with
+   * `X-RateLimit-Limit: 100, 100;window=60, 10000;window=86400`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`
+   * (seconds), which the double sends on the 429 only (where the page shows them). guess: Remaining and Reset
+   * follow the tighter window, and a refused request does not count.
+   */
+  const apiCalls: number[] = [];
+  function countCall(): { limited: boolean; headers: Record<string, string> } {
+    const now = Date.now();
+    while (apiCalls.length > 0 && now - (apiCalls[0] ?? now) >= 86_400_000) apiCalls.shift();
+    const lastMinute = apiCalls.filter((at) => now - at < 60_000);
+    const limited = lastMinute.length >= 100 || apiCalls.length >= 10_000;
+    if (!limited) apiCalls.push(now);
+    const minuteLeft = 100 - lastMinute.length - (limited ? 0 : 1);
+    const dayLeft = 10_000 - apiCalls.length;
+    const byDay = dayLeft < minuteLeft;
+    const oldest = (byDay ? apiCalls[0] : lastMinute[0]) ?? now;
+    const reset = Math.max(0, Math.ceil((oldest + (byDay ? 86_400_000 : 60_000) - now) / 1000));
+    return { limited, headers: { 'x-ratelimit-limit': '100, 100;window=60, 10000;window=86400', 'x-ratelimit-remaining': String(Math.max(0, byDay ? dayLeft : minuteLeft)), 'x-ratelimit-reset': String(reset) } };
+  }
   const issue = (kind: string) => `whoop-${kind}-${randomBytes(12).toString('base64url')}`;
   const now = Date.now();
   for (let day = 0; day < (options.days ?? 10); day += 1) addDay(day, { scored: day > 0 });
@@ -163,6 +183,8 @@ export async function startWhoopDouble(options: WhoopDoubleOptions = {}) {
         return json(res, 401, { message: 'Authorization was not valid' });
       }
       if (!scopes.includes(collection.scope)) return json(res, 403, { message: `missing scope ${collection.scope}` });
+      const rate = countCall();
+      if (rate.limited) return json(res, 429, { message: 'Too Many Requests' }, rate.headers);
       return collection.serve(res, url.searchParams);
     })();
   });
