@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { loadConfig } from '@pcg/shared/config';
+import { sql } from '@pcg/shared/db';
 import { startGoogleDouble, startGraphDouble, startPlaidDouble, startSimplefinDouble, type GoogleDouble, type GraphDouble, type PlaidDouble, type SimplefinDouble } from '@pcg/testkit/doubles';
 import { createConnectionQueries } from '@pcg/shared/connections';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
@@ -49,6 +51,7 @@ async function check(id: string): Promise<Check> {
 const stepOf = (result: Check, step: string) => result.steps.find((candidate) => candidate.step === step);
 /** The first sync, which a new connection starts at once, has ended: the source's request log is the check's from here. */
 const firstSyncDone = (id: string) => waitFor(async () => ((await createConnectionQueries(testEnv.db).get(id))?.last_synced_at ? true : undefined), 15_000, 'the first sync');
+const connectionCount = () => testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM connections`);
 const connectionIn = (body: Record<string, unknown>, sector: string) => (body.connections as Array<{ id: string; sector: string }>).find((connection) => connection.sector === sector)?.id ?? '';
 
 async function microsoftSignIn(consent: string[] | undefined) {
@@ -173,5 +176,21 @@ describe('the connection check of the bank-link bridge', () => {
     const revoked = await check(id);
     expect(revoked.ok).toBe(false);
     expect(stepOf(revoked, 'credentials_accepted')).toMatchObject({ passed: false, message: expect.stringContaining('create a new setup token at the bridge and claim it') });
+  });
+
+  it('refuses at claim, with 422 naming the fix and nothing saved, an access the bridge refuses at once', async () => {
+    const before = await connectionCount();
+    bridge.failNext(403);
+    const refused = await send('POST', '/api/connect/simplefin/claim', { setupToken: bridge.issueSetupToken(), confirmHost: new URL(bridge.url).host });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toEqual(expect.stringContaining('create a new setup token at the bridge and claim it'));
+    expect(await connectionCount()).toBe(before);
+  });
+
+  it('saves, with the warning in the answer, an access the bridge could not be asked with', async () => {
+    bridge.failNext(503);
+    const claimed = await send('POST', '/api/connect/simplefin/claim', { setupToken: bridge.issueSetupToken(), confirmHost: new URL(bridge.url).host });
+    expect(claimed.status).toBe(200);
+    expect(claimed.body).toMatchObject({ status: 'signed_in', warning: expect.stringContaining('saved, but not checked: the bridge answered HTTP 503') });
   });
 });

@@ -82,6 +82,7 @@ function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<str
     const accountMatches = createAccountMatchService({ db: infra.db });
     const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, refreshCredentials, onRun, matchAccounts: accountMatches.reconcile };
     const workerOptions = { settings: config, log, lockMs: config.SYNC_LOCK_MS, backoffMs: config.SYNC_BACKOFF_MS };
+    const checks = createCheckRunner({ ...common, rebaseUrl, loadPlaidApp: plaid.loadApp, givenAddressFetch: outbound.fetch });
     workers.push(
       startQueueWorker('sync', { sync: createSyncRunner(common) as JobHandler }, { ...workerOptions, concurrency: config.SYNC_CONCURRENCY }),
       startQueueWorker(
@@ -89,7 +90,7 @@ function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<str
         {
           fetch_live: createLiveRunner(common) as JobHandler,
           invoke_action: createLiveRunner(common) as JobHandler,
-          ...checkHandlers(createCheckRunner({ ...common, rebaseUrl, loadPlaidApp: plaid.loadApp })),
+          ...checkHandlers(checks),
         },
         { ...workerOptions, concurrency: config.LIVE_CONCURRENCY },
       ),
@@ -107,6 +108,7 @@ function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<str
             requestTimeoutMs: config.SOURCE_TIMEOUT_MS,
             allowLoopback: config.SIMPLEFIN_ALLOW_LOOPBACK,
             outbound,
+            checkCredentials: checks.credentialStep,
           }) as JobHandler,
         },
         { ...workerOptions, concurrency: 2 },

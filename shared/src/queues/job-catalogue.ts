@@ -131,8 +131,11 @@ export type ItemRemoveResult = z.infer<typeof ItemRemoveResultSchema>;
 
 const RefusedSignInSchema = z.object({
   status: z.literal('refused'),
-  /** `token_refused`: the bridge refused the setup token (unknown, or claimed already); `already_claimed`: this gateway claimed it before. */
-  reason: z.enum(['no_sectors', 'other_account', 'provider_refused', 'unreachable', 'not_configured', 'token_refused', 'already_claimed', 'address_refused']),
+  /**
+   * `token_refused`: the bridge refused the setup token (unknown, or claimed already); `already_claimed`: this gateway claimed it before;
+   * `credential_refused`: the source refused the credential the sign-in gave, at the check's credential step (issue 32), so nothing was saved.
+   */
+  reason: z.enum(['no_sectors', 'other_account', 'provider_refused', 'unreachable', 'not_configured', 'token_refused', 'already_claimed', 'address_refused', 'credential_refused']),
   message: z.string(),
 });
 
@@ -154,6 +157,8 @@ export const SignInJobResultSchema = z.discriminatedUnion('status', [
     grantedSectors: z.array(z.string()),
     /** Sectors of a renewed sign-in no longer granted; their connections wait for a sign-in, data kept. */
     waiting: z.array(z.string()),
+    /** Saved, but the check's credential step could not ask the source (issue 32): shown to the operator. */
+    warning: z.string().optional(),
   }),
   RefusedSignInSchema,
 ]);

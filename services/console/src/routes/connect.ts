@@ -62,7 +62,7 @@ export function registerConnectRoutes(app: FastifyInstance, signIns: SignInServi
         response: {
           200: z.discriminatedUnion('status', [
             z.object({ status: z.literal('confirm'), claimHost: z.string(), https: z.boolean() }),
-            z.object({ status: z.literal('signed_in'), signInId: z.string(), claimHost: z.string(), connections: z.array(ConnectionViewSchema) }),
+            z.object({ status: z.literal('signed_in'), signInId: z.string(), claimHost: z.string(), connections: z.array(ConnectionViewSchema), warning: z.string().optional() }),
           ]),
         },
       },

@@ -33,6 +33,7 @@ const REFUSAL_STATUS: Record<Extract<SignInJobResult, { status: 'refused' }>['re
   token_refused: 403,
   already_claimed: 409,
   address_refused: 422,
+  credential_refused: 422,
 };
 
 export type SignInServiceDeps = {
@@ -160,7 +161,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         throw new SignInRefusedError(REFUSAL_STATUS[result.reason], result.reason, result.message);
       }
       record(kind, 'ok', { claimHost, signInId: result.signInId, grantedSectors: result.grantedSectors }, requestId);
-      return { status: 'signed_in' as const, signInId: result.signInId, claimHost, connections: await deps.connectionViews(result.connectionIds) };
+      return { status: 'signed_in' as const, signInId: result.signInId, claimHost, connections: await deps.connectionViews(result.connectionIds), ...(result.warning ? { warning: result.warning } : {}) };
     },
 
     /**

@@ -184,36 +184,49 @@ export function createCheckRunner(deps: CheckRunnerDeps) {
     return done();
   }
 
-  /** The credential step alone, for credentials about to be saved (issue 32 "Checked at connect"). */
-  async function runCredentialCheck(job: Job, data: CredentialCheckJob, _token?: string, signal?: AbortSignal): Promise<LiveJobResult> {
-    const answer = (value: CredentialCheckResult): LiveJobResult => ({ status: 'answered', value });
-    const remaining = data.deadline - Date.now();
-    if (remaining <= 0) return { status: 'failed', message: 'the check expired before a worker took it' };
-    const provider = findProvider(data.provider);
-    const plan = plans[data.provider];
-    if (!provider || !plan) return answer({ outcome: 'unchecked', message: 'this provider has no credential step' });
+  /**
+   * The credential step alone, for credentials about to be saved (issue 32 "Checked at connect"): one
+   * request at most, within `budgetMs`. Never throws.
+   */
+  async function credentialStep(providerKind: string, credentials: unknown, budgetMs: number, signal?: AbortSignal): Promise<CredentialCheckResult> {
+    const provider = findProvider(providerKind);
+    const plan = plans[providerKind];
+    if (!provider || !plan) return { outcome: 'unchecked', message: 'this provider has no credential step' };
     let endpoint: CheckEndpoint | undefined;
     try {
-      const credentials = openCredentials(deps.credentialsKey, Buffer.from(data.sealedCredentials, 'base64'), data.signInId);
-      const connection = { id: data.signInId, provider: provider.kind, sector: provider.sectors[0] ?? '', displayName: provider.displayName, signInId: data.signInId };
+      const connection = { id: '', provider: provider.kind, sector: provider.sectors[0] ?? '', displayName: provider.displayName, signInId: null };
       endpoint = (await plan.endpoints(credentials, connection)).find((candidate) => candidate.credential);
     } catch (error) {
-      if (error instanceof CheckCredentialsError) return answer({ outcome: 'refused', message: error.message });
-      deps.log.warn({ err: error, jobId: job.id, provider: data.provider }, 'credentials to check could not be opened');
-      return { status: 'failed', message: 'the credentials could not be checked inside the gateway; see the sync-worker log' };
+      if (error instanceof CheckCredentialsError) return { outcome: 'refused', message: error.message };
+      deps.log.warn({ err: error, provider: providerKind }, 'the credential step failed inside the gateway');
+      return { outcome: 'unreachable', message: 'saved, but not checked: the check failed inside the gateway; see the sync-worker log' };
     }
-    if (!endpoint) return answer({ outcome: 'unchecked', message: 'this provider has no credential step' });
-    const probe = createCheckProbe({ maxRequests: 1, budgetMs: remaining, signal, transport: plan.givenAddress ? deps.givenAddressFetch : undefined });
+    if (!endpoint) return { outcome: 'unchecked', message: 'this provider has no credential step' };
+    const probe = createCheckProbe({ maxRequests: 1, budgetMs, signal, transport: plan.givenAddress ? deps.givenAddressFetch : undefined });
     try {
       await clientFor(plan, probe, Date.now()).send(endpoint.url, { method: endpoint.method, body: endpoint.body, auth: endpoint.auth, headers: endpoint.headers });
-      return answer({ outcome: 'passed', message: `${plan.what} accepted the credential` });
+      return { outcome: 'passed', message: `${plan.what} accepted the credential` };
     } catch (error) {
       if (error instanceof SourceAuthError || error instanceof SourceTokenExpiredError || (error instanceof SourceRejectedError && (error.status === 401 || error.status === 403))) {
-        return answer({ outcome: 'refused', message: `${plan.what} refused the credential: ${plan.credentialFix}` });
+        return { outcome: 'refused', message: `${plan.what} refused the credential: ${plan.credentialFix}` };
       }
-      return answer({ outcome: 'unreachable', message: `saved, but not checked: ${describeReadFailure(error, plan)}` });
+      return { outcome: 'unreachable', message: `saved, but not checked: ${describeReadFailure(error, plan)}` };
     }
   }
 
-  return { runConnectionCheck, runCredentialCheck };
+  /** The `check_credentials` job: sealed credentials for the sign-in about to be made, opened here only. */
+  async function runCredentialCheck(job: Job, data: CredentialCheckJob, _token?: string, signal?: AbortSignal): Promise<LiveJobResult> {
+    const remaining = data.deadline - Date.now();
+    if (remaining <= 0) return { status: 'failed', message: 'the check expired before a worker took it' };
+    let credentials: unknown;
+    try {
+      credentials = openCredentials(deps.credentialsKey, Buffer.from(data.sealedCredentials, 'base64'), data.signInId);
+    } catch (error) {
+      deps.log.warn({ err: error, jobId: job.id, provider: data.provider }, 'credentials to check could not be opened');
+      return { status: 'failed', message: 'the credentials could not be opened in the sync-worker (is its CREDENTIALS_KEY the Console\'s?)' };
+    }
+    return { status: 'answered', value: await credentialStep(data.provider, credentials, remaining, signal) };
+  }
+
+  return { runConnectionCheck, runCredentialCheck, credentialStep };
 }

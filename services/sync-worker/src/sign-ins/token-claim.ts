@@ -5,6 +5,7 @@ import { sql, type DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
 import { AddressRefusedError, type Outbound } from '@pcg/shared/outbound';
 import { bridgeAddressRefusal, findProvider } from '@pcg/shared/providers';
+import type { CredentialCheckResult } from '@pcg/shared/connections';
 import type { SignInJobResult, SyncProducer, TokenClaimJob } from '@pcg/shared/queues';
 import { applyGrant } from '@pcg/shared/sign-ins';
 import { z } from 'zod';
@@ -19,6 +20,8 @@ export type TokenClaimDeps = {
   allowLoopback: boolean;
   /** The outbound policy (issue 32): the claim and access addresses are checked, resolved, and dialled through it. */
   outbound: Pick<Outbound, 'checkUrl' | 'fetch'>;
+  /** The connection check's credential step (issue 32), run on the access before it is saved; absent, not run. */
+  checkCredentials?: (provider: string, credentials: unknown, budgetMs: number) => Promise<CredentialCheckResult>;
 };
 
 type Refused = Extract<SignInJobResult, { status: 'refused' }>;
@@ -94,6 +97,10 @@ export function createTokenClaimRunner(deps: TokenClaimDeps) {
       (accessUrl.username && accessUrl.password ? undefined : 'it carries no user name and password') ??
       (await outboundRefusal(() => deps.outbound.checkUrl(accessUrl)));
     if (accessRefusal) return refused('address_refused', `the access address the bridge returned was refused: ${accessRefusal}`);
+    // Checked at connect (issue 32): an access the bridge refuses is not saved; one it could not be asked with is, with a warning.
+    const checked = await deps.checkCredentials?.(provider.kind, { accessUrl: accessUrl.toString() }, Math.max(1, Math.min(deps.requestTimeoutMs, data.deadline - Date.now())));
+    if (checked?.outcome === 'refused') return refused('credential_refused', `${checked.message}; nothing was saved`);
+    const warning = checked?.outcome === 'unreachable' ? checked.message : undefined;
 
     const outcome = await applyGrant(deps.db, {
       provider: { ...provider, displayName: data.displayName ?? provider.displayName },
@@ -115,6 +122,7 @@ export function createTokenClaimRunner(deps: TokenClaimDeps) {
       connectionIds: outcome.active.map((connection) => connection.id),
       grantedSectors: [...provider.sectors],
       waiting: [],
+      ...(warning ? { warning } : {}),
     };
   };
 }
