@@ -78,4 +78,13 @@ describe('the Home Assistant double', () => {
     const rows = (await (await get(`/api/history/period/${encodeURIComponent(since)}?filter_entity_id=switch.coffee_maker,light.kitchen&skip_initial_state`)).json()) as Array<Array<{ entity_id: string; state: string }>>;
     expect(rows).toEqual([[expect.objectContaining({ entity_id: 'switch.coffee_maker', state: 'on' })]]);
   });
+
+  it('refuses a request URL over 8190 bytes with a 400, as its HTTP server does, and serves one just under', async () => {
+    const ids = (count: number) => Array.from({ length: count }, (_, i) => `sensor.s${String(i).padStart(5, '0')}`).join(',');
+    const long = await get(`/api/history/period?filter_entity_id=${ids(600)}`);
+    expect(long.status).toBe(400);
+    expect(await long.text()).toMatch(/Got more than 8190 bytes \(\d+\) when reading Status line is too long/);
+    const short = await get(`/api/history/period?filter_entity_id=${ids(450)}`);
+    expect(short.status).toBe(200);
+  });
 });

@@ -300,6 +300,11 @@ export async function startHomeAssistantDouble(options: HomeAssistantDoubleOptio
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
     requests.push({ method: req.method ?? 'GET', path, at: Date.now() });
+    // HA's HTTP server (aiohttp) refuses a request URL over 8190 bytes with a 400 before any handler runs:
+    // "Got more than 8190 bytes (N) when reading Status line is too long." (home-assistant/supervisor#3137 and
+    // #3737; aio-libs/aiohttp#7177). guess: the exact body text around that message.
+    const urlBytes = Buffer.byteLength(path);
+    if (urlBytes > 8190) return sendText(res, 400, `400, message:\n  Got more than 8190 bytes (${urlBytes}) when reading Status line is too long.`);
     const fault = faults.find((candidate) => candidate.match(path) && (candidate.kind !== 'fail' || candidate.remaining > 0) && (candidate.kind !== 'stall' || !candidate.released));
     const proceed = () => route(req, res).catch(() => (res.headersSent ? res.destroy() : sendText(res, 500, '500: Internal Server Error')));
     if (!fault) return void proceed();
