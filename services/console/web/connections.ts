@@ -138,7 +138,7 @@ function catalogue(providers: Provider[]): HTMLElement {
             'a',
             { class: 'provider-tile', href: `#connections?add=${encodeURIComponent(provider.kind)}`, 'data-provider': provider.kind },
             h('strong', {}, provider.displayName),
-            h('span', { class: 'hint' }, `${provider.sectors.join(', ')} · ${SIGN_IN_WORDS[provider.signIn] ?? provider.signIn}`),
+            h('span', { class: 'hint' }, `${provider.sectors.join(', ')} · ${provider.claim ? 'you paste a setup token from the bridge' : (SIGN_IN_WORDS[provider.signIn] ?? provider.signIn)}`),
           ),
         ),
       ),
