@@ -13,6 +13,7 @@ import { bullmqPrefix } from '@pcg/shared/redis';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { startHomeAssistantDouble, startSimplefinDouble, type HomeAssistantDouble, type SimplefinDouble } from '@pcg/testkit/doubles';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
+import { startAnsweringServer } from '../../services/sync-worker/test/kit/answering-server.ts';
 import { consoleConfigSchema } from '../../services/console/src/config.ts';
 import { startConsole, type RunningConsole } from '../../services/console/src/service.ts';
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
@@ -155,6 +156,28 @@ describe('the outbound policy for source addresses (issue 32)', () => {
       const confirmed = await call('POST', '/api/connect/simplefin/claim', { setupToken: token, confirmHost: new URL(address).host });
       expect(confirmed.status).toBe(400);
       expect(await count('setup_token_claims')).toBe(claims);
+    });
+
+    it.each([
+      ['https://u:p@169.254.169.254/simplefin', /169\.254\.169\.254 is a link-local address/],
+      ['https://u:p@[::ffff:a9fe:a9fe]/simplefin', /written as IPv6, a link-local address/],
+      [`http://u:p@127.0.0.1:${REST_PORT}/simplefin`, /is this gateway's own Console port/],
+    ])('refuses the access address %s a bridge answers a claim with: 422, nothing saved', async (accessUrl, reason) => {
+      const fake = await startAnsweringServer({});
+      const path = `/simplefin/claim/${randomUUID()}`;
+      fake.answers[path] = { status: 200, body: accessUrl };
+      try {
+        const before = { connections: await count('connections'), signIns: await count('sign_ins') };
+        const answer = await call('POST', '/api/connect/simplefin/claim', { setupToken: Buffer.from(`${fake.base}${path}`).toString('base64'), confirmHost: new URL(fake.base).host });
+        expect(answer.status).toBe(422);
+        expect(answer.body).toMatchObject({ code: 'address_refused' });
+        expect(answer.body.error).toMatch(/^the access address the bridge returned was refused: /);
+        expect(answer.body.error).toMatch(reason);
+        expect(fake.seen.map((request) => request.path)).toEqual([path]);
+        expect({ connections: await count('connections'), signIns: await count('sign_ins') }).toEqual(before);
+      } finally {
+        await fake.close();
+      }
     });
 
     it('refuses a replaced hub address and keeps the one saved', async () => {
