@@ -50,8 +50,11 @@ describe('the modern lane while the OAuth bridge is on (spec 5, design 8.1)', ()
     expect(answer.status).toBe(200);
     const result = (answer.json() as { result: { content: Array<{ text: string }> } }).result;
     expect(JSON.parse(result.content[0]?.text ?? '')).toMatchObject({ sectors: ['home'] });
-    const rows = await auditRows();
-    expect(rows.filter((row) => row.tool === 'describe_context').map((row) => row.agentId)).toEqual(['hosted-modern']);
+    const agents = await waitFor(async () => {
+      const calls = (await auditRows()).filter((row) => row.tool === 'describe_context');
+      return calls.length > 0 ? calls.map((row) => row.agentId) : undefined;
+    });
+    expect(agents).toEqual(['hosted-modern']);
   });
 
   it.each([
