@@ -392,7 +392,10 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
       signIn.signIn === 'oauth' ? signInLink('Sign in again', signIn.provider, `Sign in again to ${signIn.providerName} as ${account(signIn)}`, signIn.id) : null,
       signIn.signIn === 'link' ? signInLink('Repair the bank login', signIn.provider, `Repair the bank login of ${signIn.providerName} item ${account(signIn)}`, signIn.id) : null,
     );
-    return group(`${signIn.providerName} · ${account(signIn)}`, facts, acts.childElementCount > 0 ? acts : null, connections, { 'data-sign-in': signIn.id, 'data-provider': signIn.provider });
+    // Two pasted tokens of one provider have no account to tell them apart: their connections' names do.
+    const names = [...new Set(connections.map((connection) => connection.displayName))].join(', ');
+    const title = `${signIn.providerName} · ${account(signIn)}${signIn.accountId === null && names ? ` for ${names}` : ''}`;
+    return group(title, facts, acts.childElementCount > 0 ? acts : null, connections, { 'data-sign-in': signIn.id, 'data-provider': signIn.provider });
   }
 
   async function list() {
