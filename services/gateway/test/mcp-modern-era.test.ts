@@ -145,7 +145,7 @@ describe('the 2026-07-28 lane beside the sessions (design 8.1, issue 37)', () =>
     const raw = await modernCall(gateway.address, revokedKey, 'tools/call', { name: 'describe_context', arguments: {} }, 9);
     expect(raw.status).toBe(401);
     expect(raw.json()).toEqual(rpcError(-32001, 'Unauthorized', 9, 'access denied: revoked'));
-    const rows = await collectQueuedAuditRows(testEnv.redis, 3);
+    const rows = await collectQueuedAuditRows(testEnv.redis, 3, (row) => row.agentId === 'revoked-between' || row.tool === 'initialize');
     expect(rows.map((row) => [row.tool, row.agentId, row.decision, row.denyReason ?? null])).toEqual([
       ['describe_context', 'revoked-between', 'allow', null],
       ['initialize', null, 'deny', 'access denied: revoked'],
