@@ -38,7 +38,8 @@ describe('the audit producer', () => {
     expect(JSON.parse(entry ?? 'null')).toMatchObject({ producer: expect.any(String), seq: 1 });
     expect(QueuedAuditRowSchema.parse(JSON.parse(entry ?? 'null'))).toEqual({
       userId: 1, agentId: 'claude', tool: 'query', sector: 'finance', decision: 'allow', denyReason: null,
-      argsJson: '{"object":"finance.transaction","apiKey":"[redacted]"}', resultCount: 0, outcome: 'ok', requestId: 'r-1',
+      // Keys in the audit chain's canonical order (shorter first, then bytewise), as jsonb keeps them anyway.
+      argsJson: '{"apiKey":"[redacted]","object":"finance.transaction"}', resultCount: 0, outcome: 'ok', requestId: 'r-1',
     });
     expect(producer.stats()).toEqual({ queued: 1, overflow: 0, failed: 0, invalid: 0, buffered: 0 });
   });
@@ -110,12 +111,25 @@ describe('the audit producer', () => {
       const producer = createAuditProducer({ redis: away, db: testEnv.db, settings: { AUDIT_QUEUE_CAPACITY: 10, AUDIT_BUFFER_CAPACITY: 3 }, log });
       for (let index = 0; index < 3; index += 1) producer.record(event());
       expect(await Promise.all([producer.enqueue(event()), producer.enqueue(event())])).toEqual(['failed', 'failed']);
-      expect(messages(lines()).filter((msg) => msg.startsWith('[audit] buffer full'))).toHaveLength(1);
+      expect(messages(lines()).filter((msg) => msg.startsWith('[audit] buffer full'))).toEqual(['[audit] buffer full while Redis is away — dropping new rows']);
       await producer.drain({ timeoutMs: 0 });
       expect(await readAuditDrops(testEnv.db)).toMatchObject({ bufferOverflow: 2, gaveUp: 3 });
     } finally {
       away.disconnect();
     }
+  });
+
+  it('queues every row of a burst of 100,000 recorded while Redis answers, past its 50,000-row buffer: Redis acknowledges all, none is dropped (issue 44)', async () => {
+    const { log, lines } = createCapturingLogger();
+    const producer = createAuditProducer({ redis: testEnv.redis, db: testEnv.db, source: 'gateway', settings: { AUDIT_QUEUE_CAPACITY: 100_000, AUDIT_BUFFER_CAPACITY: 50_000 }, log });
+    for (let index = 0; index < 100_000; index += 1) producer.record(event({ requestId: `burst-${index}` }));
+    await producer.drain({ timeoutMs: 120_000 });
+    expect(producer.stats()).toEqual({ queued: 100_000, overflow: 0, failed: 0, invalid: 0, buffered: 0 });
+    expect(await testEnv.redis.llen(AUDIT_QUEUE_KEY)).toBe(100_000);
+    const last = await testEnv.redis.lindex(AUDIT_QUEUE_KEY, -1);
+    expect(JSON.parse(last ?? 'null')).toMatchObject({ requestId: 'burst-99999', seq: 100_000 });
+    expect(Object.values(await readAuditDrops(testEnv.db)).every((rows) => rows === 0)).toBe(true);
+    expect(messages(lines()).filter((msg) => msg.includes('dropp'))).toEqual([]);
   });
 
   it('never throws for an event that breaks the contract: it is logged and dropped', async () => {
