@@ -57,6 +57,7 @@ beforeAll(async () => {
     { source_id: 'e-pending', amount: '-44.00', posted_on: null, authorized_on: '2026-11-10', pending: true, description: 'BLUE BOTTLE' },
     { source_id: 'e-twice-1', amount: '-4.50', posted_on: '2026-11-12', description: 'COFFEE' },
     { source_id: 'e-twice-2', amount: '-4.50', posted_on: '2026-11-12', description: 'COFFEE' },
+    { source_id: 'e-tea', amount: '-3.00', posted_on: '2026-11-20', description: 'TEA' },
   ]);
   await write(early, 'plaid', { source_id: 'e-card', institution_domain: 'americanexpress.com', name: 'Gold Card', mask: '1007', type: 'credit', subtype: 'credit card', balance_current: '500.00' }, [
     { source_id: 'e-c1', amount: '-60.00', posted_on: '2026-11-03', description: 'WHOLE FOODS' },
@@ -67,11 +68,13 @@ beforeAll(async () => {
     { source_id: 'l-window4', amount: '-21.00', posted_on: '2026-11-05', description: 'WINDOW FOUR' },
     { source_id: 'l-cents', amount: '-12.5', posted_on: '2026-11-05', description: 'CENTS' },
     { source_id: 'l-cents-off', amount: '-13.51', posted_on: '2026-11-05', description: 'CENTS OFF' },
-    { source_id: 'l-desc', amount: '-30', posted_on: '2026-11-07', description: 'Trader Joes   552' },
+    { source_id: 'l-desc', amount: '-30', posted_on: '2026-11-07', description: 'Trader   Joes 0841' },
     { source_id: 'l-desc-other', amount: '-31.00', posted_on: '2026-11-06', description: 'SHELL 123' },
     { source_id: 'l-posted', amount: '-44.00', posted_on: '2026-11-12', description: 'Blue Bottle' },
     { source_id: 'l-twice-1', amount: '-4.50', posted_on: '2026-11-12', description: 'COFFEE' },
     { source_id: 'l-only', amount: '100.00', posted_on: '2026-11-15', description: 'REFUND' },
+    { source_id: 'l-tea-1', amount: '-3.00', posted_on: '2026-11-20', description: 'TEA' },
+    { source_id: 'l-tea-2', amount: '-3.00', posted_on: '2026-11-21', description: 'TEA' },
   ]);
   await write(late, 'simplefin', { source_id: 'l-card', institution_domain: 'americanexpress.com', name: 'Gold Card', mask: null, type: 'credit', subtype: 'credit card', balance_current: '500.00' }, [
     { source_id: 'l-c1', amount: '-60.00', posted_on: '2026-11-04', description: 'WHOLE FOODS' },
@@ -83,8 +86,8 @@ beforeAll(async () => {
 describe('transactions of a merged account, matched one by one (design 8.3)', () => {
   it('reads every transaction of the earlier connection, and of the later one those it alone has', async () => {
     expect(await visible(['e-chk', 'l-chk'])).toEqual([
-      'e-cents', 'e-cents-off', 'e-desc', 'e-desc-other', 'e-pending', 'e-twice-1', 'e-twice-2', 'e-window3', 'e-window4',
-      'l-cents-off', 'l-desc-other', 'l-only', 'l-window4',
+      'e-cents', 'e-cents-off', 'e-desc', 'e-desc-other', 'e-pending', 'e-tea', 'e-twice-1', 'e-twice-2', 'e-window3', 'e-window4',
+      'l-cents-off', 'l-desc-other', 'l-only', 'l-tea-2', 'l-window4',
     ]);
   });
 
@@ -114,9 +117,10 @@ describe('transactions of a merged account, matched one by one (design 8.3)', ()
     expect(row).toMatchObject({ date: '2026-11-10', posted_on: null, pending: true });
   });
 
-  it('matches one to one: two identical purchases on one side and one on the other are two', async () => {
+  it('matches one to one: two identical purchases on one side and one on the other are two, whichever side has two', async () => {
     const read = await visible(['e-chk', 'l-chk']);
     expect(read.filter((id) => id.includes('twice'))).toEqual(['e-twice-1', 'e-twice-2']);
+    expect(read.filter((id) => id.includes('tea'))).toEqual(['e-tea', 'l-tea-2']);
   });
 
   it('sums each real transaction once', async () => {
@@ -125,8 +129,8 @@ describe('transactions of a merged account, matched one by one (design 8.3)', ()
       where: [{ field: 'account_id', op: 'in', value: [accountIds['e-chk'], accountIds['l-chk']] }],
       aggregate: { metrics: [{ fn: 'sum', field: 'amount' }, { fn: 'count' }] },
     });
-    // Early: -20 -21 -12.50 -13.50 -30 -31 -44 -4.50 -4.50 = -181.00; later only: -21 -13.51 -31 +100 = 34.49.
-    expect(result.rows).toEqual([{ sum_amount: '-146.51', count: 13 }]);
+    // Early: -20 -21 -12.50 -13.50 -30 -31 -44 -4.50 -4.50 -3 = -184.00; later only: -21 -13.51 -31 +100 -3 = 31.49.
+    expect(result.rows).toEqual([{ sum_amount: '-152.51', count: 15 }]);
     expect(result.notes).toBeUndefined();
   });
 });
