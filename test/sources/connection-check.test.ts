@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '@pcg/shared/config';
+import { openCredentials, sealCredentials } from '@pcg/shared/crypto';
 import { sql } from '@pcg/shared/db';
 import { startHomeAssistantDouble, startWhoopDouble, type HomeAssistantDouble, type WhoopDouble } from '@pcg/testkit/doubles';
 import { createCapturingLogger, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
@@ -145,6 +146,13 @@ describe('the connection check of a home-automation hub', () => {
     expect(stepOf(result, 'credentials')).toMatchObject({ passed: false, message: expect.stringContaining('cannot be opened') });
   });
 
+  it('never sends the token to a metadata address stored for a hub: the outbound policy refuses the read', async () => {
+    const id = await insertHubConnection(testEnv.db, { baseUrl: 'http://169.254.169.254', token: hub.token }, 'paused');
+    const result = await check(id);
+    expect(result.ok).toBe(false);
+    expect(stepOf(result, 'credentials_accepted')).toMatchObject({ passed: false, message: expect.stringContaining('169.254.169.254') });
+  });
+
   it('answers 404 for a connection that does not exist, like the other connection routes', async () => {
     const answer = await call('POST', '/api/connections/00000000-0000-4000-8000-000000000000/check');
     expect(answer.status).toBe(404);
@@ -202,6 +210,18 @@ describe('the connection check of the wearable (OAuth)', () => {
     expect(result.ok).toBe(true);
     expect(stepIds(result)).toEqual(['credentials', 'token', 'scopes', 'endpoint:recovery', 'endpoint:sleep', 'endpoint:workout', 'clock', 'rate_limits']);
     expect(result.requests).toBe(3);
+  });
+
+  it('renews an access token that is due through the sign-in refresh before the reads', async () => {
+    const signInId = await testEnv.db.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT sign_in_id::text AS id FROM connections WHERE id = ${id}::uuid`);
+    const sealed = await testEnv.db.oneFirst(sql.type(z.object({ credentials: z.instanceof(Buffer) }))`SELECT credentials FROM sign_ins WHERE id = ${signInId}::uuid`);
+    const credentials = openCredentials(TEST_KEY, sealed, signInId) as Record<string, unknown>;
+    await testEnv.db.query(sql.unsafe`UPDATE sign_ins SET credentials = ${sql.binary(sealCredentials(TEST_KEY, { ...credentials, expiresAt: Date.now() - 1000 }, signInId))} WHERE id = ${signInId}::uuid`);
+    const result = await check(id);
+    expect(result.ok, JSON.stringify(result)).toBe(true);
+    expect(stepOf(result, 'token')?.message).toContain('renewed through the sign-in');
+    // The refresh and the three reads.
+    expect(result.requests).toBe(4);
   });
 
   it('renews a refused access token through the sign-in refresh and reads again', async () => {

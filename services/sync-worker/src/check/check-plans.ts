@@ -61,6 +61,8 @@ export type CheckPlan = {
   oauth: boolean;
   /** The address is the operator's or the source's to give (the hub, the bridge): asked through the outbound policy. */
   givenAddress?: boolean;
+  /** What to do when the outbound policy refuses that address (issue 32). */
+  addressFix?: string;
   credentialFix: string;
   endpoints(credentials: unknown, connection: ConnectionInfo): Promise<CheckEndpoint[]>;
 };
@@ -95,6 +97,7 @@ export function checkPlans({ rebaseUrl, loadPlaidApp }: CheckPlanOptions): Recor
       maxRedirects: 5,
       oauth: false,
       givenAddress: true,
+      addressFix: "enter the hub's own address in the connection (its name or LAN address, as in http://homeassistant.local:8123)",
       credentialFix: 'create a new long-lived access token in your Home Assistant profile (Security tab) and enter it again',
       async endpoints(credentials) {
         const { baseUrl, token } = parsed(HomeAssistantCredentialsSchema, credentials, 'enter the hub address and token again');
@@ -215,6 +218,7 @@ export function checkPlans({ rebaseUrl, loadPlaidApp }: CheckPlanOptions): Recor
       maxRedirects: 5,
       oauth: false,
       givenAddress: true,
+      addressFix: 'the bridge gave an address the gateway does not dial: create a new setup token at the bridge and claim it',
       credentialFix: 'the bridge no longer accepts this access: create a new setup token at the bridge and claim it',
       async endpoints(credentials) {
         const { accessUrl } = parsed(SimplefinAccessSchema, credentials, 'claim a new setup token');

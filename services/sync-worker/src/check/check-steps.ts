@@ -1,5 +1,5 @@
 import type { CheckStep } from '@pcg/shared/connections';
-import { SourceAppCredentialsError, SourceAuthError, SourceRateLimitedError, SourceRejectedError, SourceTokenExpiredError, SourceUnavailableError } from '../connectors/kit/source-errors.ts';
+import { SourceAddressRefusedError, SourceAppCredentialsError, SourceAuthError, SourceRateLimitedError, SourceRejectedError, SourceTokenExpiredError, SourceUnavailableError } from '../connectors/kit/source-errors.ts';
 import type { CheckPlan } from './check-plans.ts';
 
 export const passed = (step: string, title: string, message: string): CheckStep => ({ step, title, passed: true, message });
@@ -9,7 +9,8 @@ export const failed = (step: string, title: string, message: string): CheckStep 
 export const MAX_CLOCK_SKEW_MS = 5 * 60_000;
 
 /** Why a read failed, in plain words, with what to do about it. */
-export function describeReadFailure(error: unknown, plan: Pick<CheckPlan, 'what' | 'name' | 'credentialFix'>): string {
+export function describeReadFailure(error: unknown, plan: Pick<CheckPlan, 'what' | 'name' | 'credentialFix' | 'addressFix'>): string {
+  if (error instanceof SourceAddressRefusedError) return `${error.message}: ${plan.addressFix ?? `enter ${plan.what}'s own address`}`;
   if (error instanceof SourceAuthError || error instanceof SourceTokenExpiredError) return `${error.message}: ${plan.credentialFix}`;
   if (error instanceof SourceRateLimitedError) return `${error.message}: wait that long and check again`;
   if (error instanceof SourceAppCredentialsError) return error.message;
