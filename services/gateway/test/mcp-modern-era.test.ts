@@ -238,6 +238,12 @@ describe('the 2026-07-28 lane beside the sessions (design 8.1, issue 37)', () =>
     expect(answer.json()).toEqual(rpcError(-32000, 'Forbidden origin'));
   });
 
+  it.each(['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'])('keeps a request whose MCP-Protocol-Version header names the handshake version %s, without the _meta mark, on the session lane (spec 7\'s 400 without a session)', async (version) => {
+    const answer = await rawMcp(gateway.address, { headers: { authorization: `Bearer ${key}`, 'mcp-protocol-version': version }, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' } });
+    expect(answer.status).toBe(400);
+    expect(answer.json()).toEqual(rpcError(-32000, 'Missing or invalid Mcp-Session-Id', 2));
+  });
+
   it('still answers a request with neither mark, no session header and not initialize as spec 7 says', async () => {
     const answer = await rawMcp(gateway.address, { headers: { authorization: `Bearer ${key}` }, body: { jsonrpc: '2.0', id: 2, method: 'server/discover', params: {} } });
     expect(answer.status).toBe(400);

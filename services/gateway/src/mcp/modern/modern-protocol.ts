@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { PARAM_HEADERS } from './param-headers.ts';
 
 /** The stateless revision the modern lane serves (design 8.1). */
@@ -19,7 +20,8 @@ export const META_KEYS = {
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const;
 
-const HANDSHAKE = new Set<string>(HANDSHAKE_VERSIONS);
+/** Routing only: a header naming any version the session lane's SDK negotiates stays on the session lane. */
+const HANDSHAKE = new Set<string>([...HANDSHAKE_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS]);
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
