@@ -55,7 +55,9 @@ async function seed(ca: string, radicale: LocalServer, dovecot: LocalServer): Pr
     const year = new Date().getUTCFullYear();
     await dav.calendar(home, 'Home');
     await dav.putEvent(`${home}standup.ics`, ics('standup', 'SUMMARY:Standup', `DTSTART:${year}0105T083000Z`, `DTEND:${year}0105T084500Z`, 'RRULE:FREQ=WEEKLY;BYDAY=MO,WE,FR'));
-    await dav.putEvent(`${home}holiday.ics`, ics('holiday', 'SUMMARY:Holiday', `DTSTART;VALUE=DATE:${year}0815`, `DTEND;VALUE=DATE:${year}0816`));
+    // A day off three weeks ahead: inside the calendar window (CALENDAR_PAST_DAYS, CALENDAR_FUTURE_DAYS) whenever the demo runs.
+    const dayAhead = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
+    await dav.putEvent(`${home}holiday.ics`, ics('holiday', 'SUMMARY:Holiday', `DTSTART;VALUE=DATE:${dayAhead(21)}`, `DTEND;VALUE=DATE:${dayAhead(22)}`));
     await dav.addressBook(book, 'Contacts');
     await dav.putVCard(`${book}ann.vcf`, vcard('ann', 'Ann Example', 'ann@example.com', '+41 79 000 00 01'));
     await dav.putVCard(`${book}bob.vcf`, vcard('bob', 'Bob Example', 'bob@example.com', '+41 79 000 00 02'));

@@ -78,7 +78,9 @@ describe('a sync-worker configured with ICLOUD_RESOLVE and ICLOUD_EXTRA_CA_FILE'
     const dav = createDavSeeder({ base: `https://caldav.icloud.com:${radicale.port}/`, fetch: transport.fetch, user: ACCOUNT.appleId, password: ACCOUNT.appPassword });
     await dav.calendar(`/${ACCOUNT.appleId}/home/`, 'Home');
     const year = new Date().getUTCFullYear();
-    await dav.putEvent(`/${ACCOUNT.appleId}/home/lunch.ics`, ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//t//EN', 'BEGIN:VEVENT', 'UID:lunch', 'SUMMARY:Lunch', `DTSTAMP:${year}0101T000000Z`, `DTSTART:${year}0601T120000Z`, `DTEND:${year}0601T130000Z`, 'END:VEVENT', 'END:VCALENDAR', ''].join('\r\n'));
+    // Tomorrow: inside the calendar sync window whatever its settings (CALENDAR_FUTURE_DAYS is at least 1).
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
+    await dav.putEvent(`/${ACCOUNT.appleId}/home/lunch.ics`, ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//t//EN', 'BEGIN:VEVENT', 'UID:lunch', 'SUMMARY:Lunch', `DTSTAMP:${year}0101T000000Z`, `DTSTART:${tomorrow}T120000Z`, `DTEND:${tomorrow}T130000Z`, 'END:VEVENT', 'END:VCALENDAR', ''].join('\r\n'));
     await transport.close();
     const mail = await createImapSeeder({ port: dovecot.port, ca: certs.ca, servername: ICLOUD_IMAP_HOST, user: ACCOUNT.appleId, password: ACCOUNT.appPassword });
     await mail.append('INBOX', { from: 'ann@example.com', to: ACCOUNT.appleId, subject: 'Hello from Dovecot', date: new Date('2026-03-02T08:00:00Z') });
