@@ -15,13 +15,27 @@ export function loopbackLookup(hostname: string, options: LookupOptions, callbac
 }
 
 /**
- * A fetch for tests of the iCloud guard: every name resolves to 127.0.0.1 and the test CA is trusted.
- * Verification stays on; the guard runs before this transport sees a request.
+ * iCloud's 401 challenge: `WWW-Authenticate: X-MobileMe-AuthToken`, a scheme clients that wait for a Basic
+ * challenge cannot answer (reference §8.1 [ICL-HA]: home-assistant/core issue 91711, "Auth method
+ * x-mobileme-authtoken not supported yet"). The realm is a guess: no report in hand quotes the whole header.
  */
-export function createLoopbackFetch(ca: string): { fetch: typeof fetch; close(): Promise<void> } {
+export const ICLOUD_CHALLENGE = 'X-MobileMe-AuthToken realm="Newcastle"';
+
+/**
+ * A fetch for tests of the iCloud guard: every name resolves to 127.0.0.1 and the test CA is trusted.
+ * Verification stays on; the guard runs before this transport sees a request. A local server's 401 challenge
+ * (Radicale's Basic) is answered as iCloud's (`ICLOUD_CHALLENGE`), so only a client that sends Basic
+ * credentials unasked gets in, as with iCloud; `icloudChallenge: false` keeps the server's own.
+ */
+export function createLoopbackFetch(ca: string, options: { icloudChallenge?: boolean } = {}): { fetch: typeof fetch; close(): Promise<void> } {
   const agent = new Agent({ connect: { ca, lookup: loopbackLookup } });
-  const loopbackFetch = ((input: string | URL | Request, init?: RequestInit) =>
-    undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: agent })) as unknown as typeof fetch;
+  const loopbackFetch = (async (input: string | URL | Request, init?: RequestInit) => {
+    const answer = await undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: agent });
+    if (answer.status !== 401 || options.icloudChallenge === false) return answer;
+    const headers = new Headers(answer.headers as unknown as Headers);
+    headers.set('www-authenticate', ICLOUD_CHALLENGE);
+    return new Response(answer.body as unknown as ConstructorParameters<typeof Response>[0], { status: answer.status, statusText: answer.statusText, headers });
+  }) as unknown as typeof fetch;
   return { fetch: loopbackFetch, close: () => agent.close() };
 }
 
