@@ -63,6 +63,7 @@ describe('the account type rule for sources that name none', () => {
   it.each([
     ['Venture Rewards Card', false, 'credit', 'credit card'],
     ['VISA SIGNATURE ••1234', false, 'credit', 'credit card'],
+    ['AMEX PLATINUM', false, 'credit', 'credit card'],
     ['Home Mortgage', false, 'loan', 'mortgage'],
     ['Student Loan', false, 'loan', 'student'],
     ['Auto Loan 4411', false, 'loan', 'auto'],
