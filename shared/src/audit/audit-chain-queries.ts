@@ -84,7 +84,21 @@ export async function lockChainForBatch(tx: Queryable, count: number, key: Buffe
       createdAt,
       link(row, canonicalArgs, index) {
         const seq = head.seq + index + 1;
-        previous = linkOf(previous, { ...contentOf(row), seq, id: ids[index] ?? Number.NaN, createdAt }, canonicalArgs);
+        const content = {
+          seq,
+          id: ids[index] ?? Number.NaN,
+          userId: row.userId,
+          agentId: row.agentId,
+          tool: row.tool,
+          sector: row.sector,
+          decision: row.decision,
+          denyReason: row.denyReason,
+          resultCount: row.resultCount,
+          outcome: row.outcome,
+          requestId: row.requestId,
+          createdAt,
+        };
+        previous = linkOf(previous, content, canonicalArgs);
         if (seq === 1) firstHex = previous;
         return { seq, hash: Buffer.from(previous, 'hex') };
       },
@@ -98,18 +112,6 @@ export async function lockChainForBatch(tx: Queryable, count: number, key: Buffe
     },
   };
 }
-
-const contentOf = (row: QueuedAuditRow) => ({
-  userId: row.userId,
-  agentId: row.agentId,
-  tool: row.tool,
-  sector: row.sector,
-  decision: row.decision,
-  denyReason: row.denyReason,
-  resultCount: row.resultCount,
-  outcome: row.outcome,
-  requestId: row.requestId,
-});
 
 /**
  * Each row's args in canonical form (`canonicalJson`), computed before the head is locked. Throws if an
