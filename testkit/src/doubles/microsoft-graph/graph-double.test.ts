@@ -8,9 +8,9 @@ let token = '';
 const HOUR = 3_600_000;
 const WEEK = 7 * 24 * HOUR;
 
-async function signIn(): Promise<string> {
+async function signIn(scope = 'offline_access Calendars.Read'): Promise<string> {
   const authorize = new URL(`${graph.url}/common/oauth2/v2.0/authorize`);
-  authorize.search = new URLSearchParams({ client_id: graph.client.clientId, redirect_uri: 'http://127.0.0.1:1/cb', response_type: 'code', scope: 'offline_access Calendars.Read' }).toString();
+  authorize.search = new URLSearchParams({ client_id: graph.client.clientId, redirect_uri: 'http://127.0.0.1:1/cb', response_type: 'code', scope }).toString();
   const code = new URL((await fetch(authorize, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code') ?? '';
   const form = { grant_type: 'authorization_code', code, redirect_uri: 'http://127.0.0.1:1/cb', client_id: graph.client.clientId, client_secret: graph.client.clientSecret };
   return ((await (await fetch(`${graph.url}/common/oauth2/v2.0/token`, { method: 'POST', body: new URLSearchParams(form) })).json()) as { access_token: string }).access_token;
@@ -74,5 +74,20 @@ describe('the Graph double: calendarView delta (reference §6.2)', () => {
     expect(status).toBe(410);
     expect(body.error?.code).toBe('SyncStateNotFound');
     expect(body.error?.message).toMatch(/^The sync state generation is not found/);
+  });
+
+  it('takes the least privileged Calendars.ReadBasic for calendarView delta, and refuses a token without a calendar permission with 403 ErrorAccessDenied', async () => {
+    const asked = token;
+    try {
+      // user-list-calendarview and event-delta, Permissions: Calendars.ReadBasic is the least privileged (reference §6.1).
+      token = await signIn('offline_access Calendars.ReadBasic');
+      expect((await get(windowUrl())).status).toBe(200);
+      token = await signIn('offline_access Mail.Read');
+      const { status, body } = await get(windowUrl());
+      expect(status).toBe(403);
+      expect(body.error?.code).toBe('ErrorAccessDenied');
+    } finally {
+      token = asked;
+    }
   });
 });

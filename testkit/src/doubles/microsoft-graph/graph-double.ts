@@ -101,6 +101,7 @@ export async function startGraphDouble(client: { clientId: string; clientSecret:
     return json(res, 200, { value: page.value, ...(page.skipToken ? { '@odata.nextLink': `${base}${path}?$skiptoken=${page.skipToken}` } : {}) });
   }
 
+  /** user-list-calendarview and event-delta: `startDateTime` and `endDateTime` are required; the 400's message is Graph's (reference §6.2). */
   function window(query: URLSearchParams): { start: number; end: number } | string {
     const start = Date.parse(query.get('startDateTime') ?? '');
     const end = Date.parse(query.get('endDateTime') ?? '');
@@ -179,9 +180,14 @@ export async function startGraphDouble(client: { clientId: string; clientSecret:
       if (!needs(scopes, 'User.Read')) return graphError(res, 403, 'Authorization_RequestDenied', 'Insufficient privileges to complete the operation.');
       return json(res, 200, { id: identity.state.accountId, mail: identity.state.mail, userPrincipalName: identity.state.mail, displayName: 'Ada Lovelace' });
     }
-    if (path.startsWith('/v1.0/me/calendar') || path.startsWith('/v1.0/me/events/')) return needs(scopes, 'Calendars.Read') ? (calendarApi(res, path, query, prefer) ?? notFound(res, path)) : denied();
-    if (path.startsWith('/v1.0/me/contact')) return needs(scopes, 'Contacts.Read') ? (contactsApi(res, path, query, prefer) ?? notFound(res, path)) : denied();
-    if (path.startsWith('/v1.0/me/mailFolders')) return needs(scopes, 'Mail.Read') ? (mailApi(res, path, query, prefer) ?? notFound(res, path)) : denied();
+    // The delegated permissions each API page lists (Permissions table: least privileged first, then higher):
+    // calendarView, event delta, calendar list and get: Calendars.ReadBasic, Calendars.Read, Calendars.ReadWrite
+    // (reference §6.1); contactFolder and contact delta: Contacts.Read, Contacts.ReadWrite; mailFolder list and
+    // message delta: Mail.ReadBasic, Mail.Read, Mail.ReadWrite. Anything else is 403 ErrorAccessDenied.
+    const grants = (any: string[]) => any.some((scope) => needs(scopes, scope));
+    if (path.startsWith('/v1.0/me/calendar') || path.startsWith('/v1.0/me/events/')) return grants(['Calendars.ReadBasic', 'Calendars.Read', 'Calendars.ReadWrite']) ? (calendarApi(res, path, query, prefer) ?? notFound(res, path)) : denied();
+    if (path.startsWith('/v1.0/me/contact')) return grants(['Contacts.Read', 'Contacts.ReadWrite']) ? (contactsApi(res, path, query, prefer) ?? notFound(res, path)) : denied();
+    if (path.startsWith('/v1.0/me/mailFolders')) return grants(['Mail.ReadBasic', 'Mail.Read', 'Mail.ReadWrite']) ? (mailApi(res, path, query, prefer) ?? notFound(res, path)) : denied();
     return notFound(res, path);
   }
   // `/me/contacts/delta` is answered by the real service but documented nowhere (reference §6.2): not served here.
