@@ -6,7 +6,7 @@ import { useTestEnvironment } from '@pcg/testkit/testing';
 import { createAccountMatchService } from '@pcg/shared/finance';
 import { createQueryEngine } from '@pcg/shared/query';
 import { financeData } from '../scripts/demo/finance.ts';
-import { SECOND_FINANCE_SOURCE } from '../scripts/demo/finance-second-source.ts';
+import { SECOND_FINANCE_SOURCE, SECOND_SOURCE_ONLY, secondFinanceSource } from '../scripts/demo/finance-second-source.ts';
 import { seedDemo } from '../scripts/demo/seed.ts';
 
 const testEnv = useTestEnvironment();
@@ -52,14 +52,21 @@ describe('npm run seed:demo', () => {
     const { open, decided } = await createAccountMatchService({ db: testEnv.db }).list();
     expect(decided).toMatchObject([{ institutionDomain: 'chase.com', state: 'same', automatic: true, first: { connectionName: 'Demo finance' }, second: { connectionName: SECOND_FINANCE_SOURCE } }]);
     expect(open).toMatchObject([{ institutionDomain: 'americanexpress.com', state: 'open', first: { lastFour: '1007' }, second: { lastFour: null } }]);
-    // The merged copy's transactions repeat the first source's and are read once.
+    // The merged copy's transactions repeat the first source's and are read once; what only it has is read too.
     const engine = createQueryEngine({ db: testEnv.db });
     const transactions = findObject('finance.transaction');
     if (!transactions) throw new Error('finance.transaction is not in the catalogue');
     const spent = (where: unknown[] = []) =>
       engine.query(transactions, { object: 'finance.transaction', where: [{ field: 'amount', op: 'lt', value: 0 }, ...where], aggregate: { metrics: [{ fn: 'sum', field: 'amount' }] } });
-    const expected = financeData(Date.UTC(2026, 10, 22)).transactions.filter((t) => Number(t.amount) < 0).reduce((total, t) => total + Math.round(Number(t.amount) * 100), 0);
-    expect((await spent()).rows).toEqual([{ sum_amount: (expected / 100).toFixed(2) }]);
+    const end = Date.UTC(2026, 10, 22);
+    const first = financeData(end).transactions;
+    const cents = (rows: ReadonlyArray<Record<string, unknown>>) => rows.filter((t) => Number(t.amount) < 0).reduce((total, t) => total + Math.round(Number(t.amount) * 100), 0);
+    // Design 8.3: the checking copy's repeats are read once and its own pending charge is read; the card's
+    // copies, an open question, are read too and left out of the total without possible twins.
+    const once = cents(first) + Math.round(Number(SECOND_SOURCE_ONLY.pendingCharge) * 100);
+    const twins = cents(secondFinanceSource(end, first).cardCopies);
+    expect(twins).toBeLessThan(0);
+    expect((await spent()).rows).toEqual([{ sum_amount: ((once + twins) / 100).toFixed(2), sum_amount_without_possible_twins: (once / 100).toFixed(2) }]);
   });
 
   it('includes recurring and all-day calendar events', async () => {
