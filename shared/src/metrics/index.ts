@@ -1,2 +1,3 @@
 export * from './metrics-catalogue.ts';
 export * from './metrics-publisher.ts';
+export * from './process-series.ts';

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AuditEvent, AuditProducer, AuditRecorder } from '../audit/index.ts';
 import type { LiveRequester } from '../live/index.ts';
 
@@ -19,6 +19,8 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
  */
 export function createMetrics() {
   const registry = new Registry();
+  // Node's process and runtime series (CPU, memory, event-loop lag, GC, handles, start time) of this process.
+  collectDefaultMetrics({ register: registry });
   const registers = [registry];
   const producers: Array<Pick<AuditProducer, 'stats'>> = [];
   const writers: Array<() => number> = [];

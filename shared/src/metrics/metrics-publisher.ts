@@ -4,6 +4,7 @@ import type { Logger } from '../logger/index.ts';
 import type { Redis } from '../redis/index.ts';
 import { PROCESS_STARTED_AT, SERVICE_VERSION } from '../status/service-version.ts';
 import type { Metrics } from './metrics-catalogue.ts';
+import { PROCESS_INSTANCE } from './process-series.ts';
 
 /** One hash (under REDIS_PREFIX): a field per running process, its latest snapshot as JSON. */
 export const METRICS_SNAPSHOTS_KEY = 'metrics:snapshots';
@@ -19,6 +20,8 @@ const SnapshotSchema = z.object({
   /** When the process started (epoch ms) and the release it runs: the Status screen's processes (issue 39). */
   startedAt: z.number().optional(),
   version: z.string().optional(),
+  /** The process's instance label (host and pid); a snapshot without one is labelled by its field. */
+  instance: z.string().optional(),
 });
 
 /**
@@ -38,6 +41,7 @@ export function startMetricsPublisher(deps: { redis: Redis; metrics: Metrics; se
         metrics: await deps.metrics.registry.getMetricsAsJSON(),
         startedAt: PROCESS_STARTED_AT,
         version: SERVICE_VERSION,
+        instance: PROCESS_INSTANCE,
       };
       await deps.redis.hset(METRICS_SNAPSHOTS_KEY, field, JSON.stringify(snapshot));
     })().catch((error: unknown) => deps.log.debug({ err: error }, 'metrics not published'));
@@ -54,7 +58,7 @@ export function startMetricsPublisher(deps: { redis: Redis; metrics: Metrics; se
   };
 }
 
-export type PublishedMetrics = { service: string; metrics: Array<Record<string, unknown>> };
+export type PublishedMetrics = { service: string; instance: string; metrics: Array<Record<string, unknown>> };
 
 /** The fresh snapshots of every process (metrics as `getMetricsAsJSON` gave them); stale ones are removed. */
 export async function readPublishedMetrics(redis: Redis, now = Date.now()): Promise<PublishedMetrics[]> {
@@ -70,7 +74,7 @@ export async function readPublishedMetrics(redis: Redis, now = Date.now()): Prom
       continue;
     }
     if (!parsed.success || now - parsed.data.at > parsed.data.staleAfterMs) stale.push(field);
-    else fresh.push({ service: parsed.data.service, metrics: parsed.data.metrics });
+    else fresh.push({ service: parsed.data.service, instance: parsed.data.instance ?? field, metrics: parsed.data.metrics });
   }
   if (stale.length > 0) await redis.hdel(METRICS_SNAPSHOTS_KEY, ...stale);
   return fresh;

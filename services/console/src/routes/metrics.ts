@@ -5,7 +5,7 @@ import { AUDIT_DROP_REASONS, readAuditDrops, readAuditQueueDepth, type AuditDrop
 import { createConnectionQueries } from '@pcg/shared/connections';
 import type { Logger } from '@pcg/shared/logger';
 import type { LedgerVerifier } from './audit-verify.ts';
-import { readPublishedMetrics, type Metrics } from '@pcg/shared/metrics';
+import { labelProcessSeries, PROCESS_INSTANCE, readPublishedMetrics, type Metrics } from '@pcg/shared/metrics';
 import type { Redis } from '@pcg/shared/redis';
 import { readPart, readRedisPart } from '@pcg/shared/status';
 
@@ -34,7 +34,11 @@ export function registerMetricsRoute(
       readPart('postgres', () => createConnectionQueries(deps.db).list()),
     ]);
     const snapshots = published.ok ? published.value : [];
-    const registry = AggregatorRegistry.aggregate<PrometheusContentType>([await deps.metrics.registry.getMetricsAsJSON(), ...snapshots.map((snapshot) => snapshot.metrics)]);
+    // Each process's series keep their own service and instance labels (counters per process, beside its start time).
+    const registry = AggregatorRegistry.aggregate<PrometheusContentType>([
+      labelProcessSeries(await deps.metrics.registry.getMetricsAsJSON(), { service: 'console', instance: PROCESS_INSTANCE }),
+      ...snapshots.map((snapshot) => labelProcessSeries(snapshot.metrics, { service: snapshot.service, instance: snapshot.instance })),
+    ]);
     const processes = new Map<string, number>([['console', 1]]);
     for (const { service } of snapshots) processes.set(service, (processes.get(service) ?? 0) + 1);
     gauge(registry, 'pcg_metrics_processes', 'Processes whose counters this scrape adds up, by service.', ['service'], [...processes].map(([service, value]) => ({ labels: { service }, value })));
@@ -52,9 +56,9 @@ export function registerMetricsRoute(
       for (const [reason, rows] of Object.entries(drops.value) as Array<[AuditDropReason, number]>) dropped.inc({ reason: AUDIT_DROP_REASONS[reason] }, rows);
     }
     if (ages.ok) {
-      gauge(registry, 'pcg_connection_data_age_seconds', 'Seconds since each connection last synced (never-synced connections are absent).', ['connection', 'sector', 'provider'],
+      gauge(registry, 'pcg_connection_data_age_seconds', 'Seconds since each connection last synced (never-synced connections are absent), by connection id, display name, sector and provider.', ['connection', 'name', 'sector', 'provider'],
         ages.value.flatMap((row) =>
-          row.last_synced_at === null ? [] : [{ labels: { connection: row.id, sector: row.sector, provider: row.provider }, value: Math.max(0, (Date.now() - Date.parse(row.last_synced_at)) / 1000) }],
+          row.last_synced_at === null ? [] : [{ labels: { connection: row.id, name: row.display_name, sector: row.sector, provider: row.provider }, value: Math.max(0, (Date.now() - Date.parse(row.last_synced_at)) / 1000) }],
         ));
     }
     if (!published.ok || !depth.ok || !drops.ok || !ages.ok) deps.log.warn('metrics scraped with a store down; its metrics are left out');
