@@ -48,10 +48,10 @@ beforeAll(async () => {
     connectionId: bank,
     source: 'plaid',
     records: [
-      { source_id: 'feb', posted_on: '2026-02-27', amount: '-20.00', category: 'dining', pending: false },
-      { source_id: 'feb2', posted_on: '2026-02-01', amount: '-5.00', category: 'dining', pending: false },
-      { source_id: 'mar', posted_on: '2026-03-01', amount: '-7.00', category: 'dining', pending: false },
-      { source_id: 'jan', posted_on: '2026-01-31', amount: '-9.00', category: 'dining', pending: false },
+      { source_id: 'feb', posted_on: '2026-02-27', amount: '-20.00', provider_category: 'dining', pending: false },
+      { source_id: 'feb2', posted_on: '2026-02-01', amount: '-5.00', provider_category: 'dining', pending: false },
+      { source_id: 'mar', posted_on: '2026-03-01', amount: '-7.00', provider_category: 'dining', pending: false },
+      { source_id: 'jan', posted_on: '2026-01-31', amount: '-9.00', provider_category: 'dining', pending: false },
     ],
   });
 });

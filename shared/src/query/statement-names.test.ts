@@ -27,7 +27,7 @@ beforeAll(async () => {
     object: 'finance.transaction',
     connectionId: connection,
     source: 'plaid',
-    records: Array.from({ length: 30 }, (_, i) => ({ source_id: `t${i}`, posted_on: `2026-03-${String(1 + i).padStart(2, '0')}`, amount: `-${i}.50`, currency: 'EUR', description: `purchase ${i}`, category: i % 2 ? 'dining' : 'travel', pending: false })),
+    records: Array.from({ length: 30 }, (_, i) => ({ source_id: `t${i}`, posted_on: `2026-03-${String(1 + i).padStart(2, '0')}`, amount: `-${i}.50`, currency: 'EUR', description: `purchase ${i}`, provider_category: i % 2 ? 'dining' : 'travel', pending: false })),
   });
   pool = await createPool(testEnv.databaseUrl, { maximumPoolSize: 1 });
   engine = createQueryEngine({ db: pool });

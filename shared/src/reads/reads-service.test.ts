@@ -271,7 +271,7 @@ describe('discoverable values (issue 20)', () => {
   it('lists the values the cache holds for categorical fields, most frequent first, and none for other fields', async () => {
     const bank = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid' });
     const categories = ['groceries', 'groceries', 'dining', 'groceries', 'dining', 'travel'];
-    await upsertRecords(testEnv.db, { object: 'finance.transaction', connectionId: bank, source: 'plaid', records: categories.map((category, i) => ({ source_id: `k${i}`, amount: '-1.00', category, currency: 'EUR', pending: false })) });
+    await upsertRecords(testEnv.db, { object: 'finance.transaction', connectionId: bank, source: 'plaid', records: categories.map((category, i) => ({ source_id: `k${i}`, amount: '-1.00', provider_category: category, currency: 'EUR', pending: false })) });
     const { objects } = (await reads.getSchema(grant(['finance']), { sector: 'finance' })) as { objects: Array<{ name: string; fields: Array<Record<string, unknown>> }> };
     const fields = objects.find((object) => object.name === 'finance.transaction')?.fields ?? [];
     const field = (name: string) => fields.find((candidate) => candidate.name === name);
