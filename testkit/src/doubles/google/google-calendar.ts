@@ -33,7 +33,7 @@ function shift(at: DoubleEvent['start'], ms: number): DoubleEvent['start'] {
 /**
  * Google Calendar v3 (reference §7.1): the calendar list with `selected`, `events.list` with
  * `singleEvents` expansion (instance ids `<series>_<original start>`, `recurringEventId`,
- * `originalStartTime`), `pageToken` paging with pages that can be short, `nextSyncToken` only on the
+ * `originalStartTime`), `pageToken` paging with pages that can be short or empty, `nextSyncToken` only on the
  * last page, the parameters a `syncToken` refuses (400), sparse cancelled rows in incremental answers,
  * and 410 `fullSyncRequired` once the tokens are expired. `timeMin` (exclusive, on an event's end) and
  * `timeMax` (exclusive, on its start) bound a full listing, which still ends with a sync token, as the
@@ -48,7 +48,8 @@ export function createCalendarPart(options: { now: number; tick: () => number })
   ];
   const events = new Map<string, DoubleEvent>();
   let generation = 0;
-  const state = { pageSize: 3 };
+  /** `pageSize`: pages are short (reference §7.1: pages can be short or empty while a nextPageToken exists). */
+  const state = { pageSize: 3, emptyFirstPage: true };
 
   function add(event: Omit<DoubleEvent, 'exceptions' | 'seq'>): DoubleEvent {
     const stored: DoubleEvent = { ...event, exceptions: new Map(), seq: options.tick() };
@@ -121,7 +122,14 @@ export function createCalendarPart(options: { now: number; tick: () => number })
     else rows = rows.filter((row) => row.status !== 'cancelled' || query.get('showDeleted') === 'true');
     rows = rows.filter((row) => !row.start || (instant(row.end as DoubleEvent['start']) > timeMin && instant(row.start as DoubleEvent['start']) < timeMax));
     const seqNow = options.tick();
-    const page = pageOf(rows, query.get('pageToken'), Math.min(Number(query.get('maxResults') ?? '250'), state.pageSize), `${calendar.id}|${syncToken ?? ''}|${singleEvents}`);
+    const listing = `${calendar.id}|${syncToken ?? ''}|${singleEvents}`;
+    // events.list reference, `maxResults`: "The number of events in the resulting page may be less than this
+    // value, or none at all, even if there are more events matching the query. Incomplete pages can be detected
+    // by a non-empty nextPageToken field in the response." The first page of a full listing is such an empty one.
+    if (!syncToken && !query.get('pageToken') && state.emptyFirstPage) {
+      return sendJson(res, 200, { kind: 'calendar#events', summary: calendar.summary, timeZone: calendar.timeZone, items: [], nextPageToken: opaque.seal({ offset: 0, query: listing }) });
+    }
+    const page = pageOf(rows, query.get('pageToken'), Math.min(Number(query.get('maxResults') ?? '250'), state.pageSize), listing);
     if (page === 'bad') return googleError(res, 400, 'invalid', 'Invalid page token value.');
     const items = page.slice.map(({ seq: _seq, ...row }) => ({ kind: 'calendar#event', updated: new Date(options.now).toISOString(), ...row }));
     return sendJson(res, 200, {
