@@ -82,7 +82,7 @@ function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<str
     const accountMatches = createAccountMatchService({ db: infra.db });
     const common = { store, registry, credentialsKey, unschedule, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, refreshCredentials, onRun, matchAccounts: accountMatches.reconcile };
     const workerOptions = { settings: config, log, lockMs: config.SYNC_LOCK_MS, backoffMs: config.SYNC_BACKOFF_MS };
-    const checks = createCheckRunner({ ...common, rebaseUrl, loadPlaidApp: plaid.loadApp, givenAddressFetch: outbound.fetch });
+    const checks = createCheckRunner({ ...common, rebaseUrl, loadPlaidApp: plaid.loadApp, givenAddressFetch: outbound.fetch, icloud });
     workers.push(
       startQueueWorker('sync', { sync: createSyncRunner(common) as JobHandler }, { ...workerOptions, concurrency: config.SYNC_CONCURRENCY }),
       startQueueWorker(

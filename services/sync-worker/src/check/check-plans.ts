@@ -5,6 +5,7 @@ import {
   GOOGLE_CALENDAR_API_BASE,
   GOOGLE_PEOPLE_API_BASE,
   HomeAssistantCredentialsSchema,
+  ICloudCredentialsSchema,
   MICROSOFT,
   MICROSOFT_GRAPH_API_BASE,
   PLAID,
@@ -15,6 +16,12 @@ import {
   type RebaseUrl,
 } from '@pcg/shared/providers';
 import type { ConnectionInfo } from '../connectors/connector-types.ts';
+import { ICLOUD_CALDAV_URL, ICLOUD_CARDDAV_URL, type ICloudConnectorOptions } from '../connectors/icloud/icloud-connector.ts';
+import { icloudClassifier } from '../connectors/icloud/icloud-classifier.ts';
+import { createGuardedFetch, ICLOUD_MAX_REDIRECTS } from '../connectors/icloud/icloud-guard.ts';
+import { openImapSession } from '../connectors/icloud/imap-session.ts';
+import { createWebDav } from '../connectors/icloud/webdav-client.ts';
+import type { CheckProbe } from './check-probe.ts';
 import { defaultClassifier } from '../connectors/kit/classifiers.ts';
 import type { SourceBody } from '../connectors/kit/source-client.ts';
 import type { SourceClassifier } from '../connectors/kit/source-verdict.ts';
@@ -40,6 +47,8 @@ export type CheckEndpoint = {
   permission?: string;
   /** This read is the credential step: run alone before a token connection is saved. */
   credential?: boolean;
+  /** A read that is not one HTTP request through the plan's client (iCloud's WebDAV through its guard, IMAP): it counts its own requests on the probe. */
+  read?: (probe: CheckProbe, timeoutMs: number) => Promise<void>;
 };
 
 /** The stored credentials did not parse: only entering them again (or a new sign-in) helps. */
@@ -63,6 +72,8 @@ export type CheckPlan = {
   givenAddress?: boolean;
   /** What to do when the outbound policy refuses that address (issue 32). */
   addressFix?: string;
+  /** What carries the plan's requests instead of the global fetch (iCloud's local transport in the demo and tests). */
+  transport?: typeof fetch;
   credentialFix: string;
   endpoints(credentials: unknown, connection: ConnectionInfo): Promise<CheckEndpoint[]>;
 };
@@ -84,9 +95,9 @@ function sectorScopes(provider: typeof MICROSOFT, sector: string): string[] {
   return (provider.oauth?.scopes ?? []).filter((scope) => provider.oauth?.sectorsOf([scope]).includes(sector as never));
 }
 
-export type CheckPlanOptions = { rebaseUrl: RebaseUrl; loadPlaidApp: () => Promise<PlaidApp | null> };
+export type CheckPlanOptions = { rebaseUrl: RebaseUrl; loadPlaidApp: () => Promise<PlaidApp | null>; icloud?: ICloudConnectorOptions };
 
-export function checkPlans({ rebaseUrl, loadPlaidApp }: CheckPlanOptions): Record<string, CheckPlan> {
+export function checkPlans({ rebaseUrl, loadPlaidApp, icloud = {} }: CheckPlanOptions): Record<string, CheckPlan> {
   const signInAgain = (name: string) => `sign in to ${name} again from the Console`;
   return {
     // Reference §9.2: `GET /api/` answers {"message":"API running."} to a valid token, 401 to any other.
@@ -208,6 +219,37 @@ export function checkPlans({ rebaseUrl, loadPlaidApp }: CheckPlanOptions): Recor
           { step: 'credentials_accepted', title: 'The aggregator accepts the item (/item/get)', url: `${base}/item/get`, method: 'POST', body, auth, headers, credential: true },
           { step: 'endpoint:accounts', title: 'The aggregator answers the accounts (/accounts/get)', url: `${base}/accounts/get`, method: 'POST', body, auth, headers },
         ];
+      },
+    },
+    // Reference §8.3, §8.6: the discovery's first request (the signed-in principal) on CalDAV or CardDAV, through
+    // the iCloud guard like every iCloud request; for mail, the IMAP login through the pin, then logout.
+    icloud: {
+      what: 'iCloud',
+      name: 'Apple',
+      classifier: icloudClassifier,
+      maxRedirects: ICLOUD_MAX_REDIRECTS,
+      oauth: false,
+      transport: icloud.transport,
+      credentialFix: 'create a new app-specific password at appleid.apple.com and enter it with your Apple ID',
+      async endpoints(credentials, connection) {
+        const account = parsed(ICloudCredentialsSchema, credentials, 'enter your Apple ID and an app-specific password again');
+        const dav = (probe: CheckProbe, timeoutMs: number) =>
+          createWebDav({ guardedFetch: createGuardedFetch({ credentials: account, transport: probe.fetch }), timeoutMs, signal: probe.signal });
+        if (connection.sector === 'mail') {
+          const read = async (probe: CheckProbe, timeoutMs: number) => {
+            probe.countOne();
+            const session = await openImapSession({ credentials: account, pin: icloud.imap ?? {}, timeoutMs, signal: probe.signal });
+            await session.logout().catch(() => undefined);
+          };
+          return [{ step: 'endpoint:mail', title: 'iCloud Mail accepts the login (IMAP)', url: 'imap.mail.me.com', auth: {}, read }];
+        }
+        const entry = connection.sector === 'calendar' ? (icloud.caldavUrl ?? ICLOUD_CALDAV_URL) : connection.sector === 'contacts' ? (icloud.carddavUrl ?? ICLOUD_CARDDAV_URL) : undefined;
+        if (!entry) return [];
+        const kind = connection.sector === 'calendar' ? 'CalDAV' : 'CardDAV';
+        const read = async (probe: CheckProbe, timeoutMs: number) => {
+          await dav(probe, timeoutMs).propfind(new URL(entry), '0', '<d:current-user-principal/>');
+        };
+        return [{ step: `endpoint:${connection.sector}`, title: `iCloud answers ${kind} (the signed-in principal)`, url: entry, auth: {}, read }];
       },
     },
     // Reference §2.2, §2.4: one `balances-only` read; the bridge expects about 24 requests a day, so one only.

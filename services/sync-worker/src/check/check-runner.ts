@@ -91,7 +91,7 @@ export function createCheckRunner(deps: CheckRunnerDeps) {
     const startedAt = Date.now();
     const steps: CheckStep[] = [];
     const plan = plans[row.provider];
-    const probe = createCheckProbe({ signal, transport: plan?.givenAddress ? deps.givenAddressFetch : undefined });
+    const probe = createCheckProbe({ signal, transport: plan?.givenAddress ? deps.givenAddressFetch : plan?.transport });
     const done = (): LiveJobResult => {
       log.info({ requests: probe.requests(), failedSteps: steps.filter((step) => !step.passed).map((step) => step.step) }, 'connection checked');
       return { status: 'answered', value: checkAnswer(steps, probe.requests()) };
@@ -115,7 +115,7 @@ export function createCheckRunner(deps: CheckRunnerDeps) {
     }
     if (!plan) {
       steps.push(passed('credentials', OPEN_TITLE, "the stored credentials open with this gateway's key"));
-      steps.push(failed('source', 'The source answers', `this check cannot ask ${findProvider(row.provider)?.displayName ?? row.provider} yet: run Sync now and read the connection's last error`));
+      steps.push(failed('source', 'The source answers', `this check cannot ask ${findProvider(row.provider)?.displayName ?? row.provider}: run Sync now and read the connection's last error`));
       return done();
     }
 
@@ -157,7 +157,9 @@ export function createCheckRunner(deps: CheckRunnerDeps) {
         continue;
       }
       const ask = (target: CheckEndpoint) =>
-        clientFor(plan, probe, startedAt).send(target.url, { method: target.method, body: target.body, auth: target.auth, headers: target.headers });
+        target.read
+          ? target.read(probe, Math.max(1, Math.min(deps.requestTimeoutMs, probe.remainingMs(startedAt))))
+          : clientFor(plan, probe, startedAt).send(target.url, { method: target.method, body: target.body, auth: target.auth, headers: target.headers });
       try {
         try {
           await ask(endpoint);
