@@ -81,7 +81,7 @@ export async function readPublishedMetrics(redis: Redis, now = Date.now()): Prom
 }
 
 /** A process that published a fresh snapshot: its service, when it started and what it runs. */
-export type PublishedProcess = { service: string; startedAt: number | null; version: string | null; seenAt: number };
+export type PublishedProcess = { service: string; instance: string | null; startedAt: number | null; version: string | null; seenAt: number };
 
 /** The processes whose snapshots are fresh (a process that stopped or died is not among them). */
 export async function readPublishedProcesses(redis: Redis, now = Date.now()): Promise<PublishedProcess[]> {
@@ -95,6 +95,6 @@ export async function readPublishedProcesses(redis: Redis, now = Date.now()): Pr
     }
     const parsed = SnapshotSchema.safeParse(value);
     if (!parsed.success || now - parsed.data.at > parsed.data.staleAfterMs) return [];
-    return [{ service: parsed.data.service, startedAt: parsed.data.startedAt ?? null, version: parsed.data.version ?? null, seenAt: parsed.data.at }];
+    return [{ service: parsed.data.service, instance: parsed.data.instance ?? null, startedAt: parsed.data.startedAt ?? null, version: parsed.data.version ?? null, seenAt: parsed.data.at }];
   });
 }
