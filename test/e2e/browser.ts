@@ -55,12 +55,19 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 export type OpenedScreen = { page: Page; watched: Watched };
 
 /**
- * A Console screen in a new page of `width` × 800, watched from the start, once the screen says it is ready.
+ * A Console screen in a new page of `width` × `height` (800) in the emulated `colorScheme` (light), watched from the start, once the screen says it is ready.
  * `screen` may carry its address's query: `connections?add=home-assistant` opens that provider's form.
  */
-export async function openScreen(context: BrowserContext, consoleUrl: string, screen: string, width = 1280): Promise<OpenedScreen> {
+export async function openScreen(
+  context: BrowserContext,
+  consoleUrl: string,
+  screen: string,
+  width = 1280,
+  { height = 800, colorScheme = 'light' }: { height?: number; colorScheme?: 'light' | 'dark' } = {},
+): Promise<OpenedScreen> {
   const page = await context.newPage();
-  await page.setViewportSize({ width, height: 800 });
+  await page.setViewportSize({ width, height });
+  await page.emulateMedia({ colorScheme });
   const watched = watch(page, consoleUrl);
   await page.goto(`${consoleUrl}/#${screen}`);
   await page.locator(`main[data-ready="${screen.split('?')[0]}"]`).waitFor();

@@ -1,5 +1,5 @@
 import { api, errorText } from './api.ts';
-import { button, copyButton, h, labelled, notice, replace, time, uid } from './dom.ts';
+import { button, copyButton, h, isolated, labelled, notice, replace, time, uid } from './dom.ts';
 import { linkConnectParts } from './link.ts';
 import { oauthConnectParts, signInLink } from './oauth.ts';
 import { claimForm } from './claim-form.ts';
@@ -336,7 +336,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
     return h(
       'article',
       { class: `card${needsPerson ? ' needs-person' : ''}`, 'aria-label': connection.displayName, 'data-connection': connection.id, tabIndex: -1 },
-      h('h4', {}, connection.displayName, h('span', { class: 'muted' }, ` · ${connection.providerName} · ${connection.sector}`)),
+      h('h4', {}, isolated(connection.displayName), h('span', { class: 'muted' }, ` · ${connection.providerName} · ${connection.sector}`)),
       needsPerson ? notice(replacesToken ? 'Its token or password was refused: replace it below.' : 'Its sign-in was refused: sign in again below.', 'warning') : null,
       h(
         'dl',

@@ -21,7 +21,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = 
 export function append(parent: Node, ...children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
-    parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+    // Every text passes through visibleControls: a bidirectional control in a value from outside is shown, never obeyed.
+    parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(visibleControls(String(child))) : child);
   }
 }
 
@@ -66,7 +67,10 @@ export function button(text: string, onClick: (event: Event) => void, props: Pro
   return h('button', { type: 'button', ...props, onclick: onClick }, text);
 }
 
-/** A table with a caption, header cells with scope, and a wrapper that scrolls sideways on a phone. */
+/**
+ * A table with a caption and header cells with scope. Each cell carries its column's name (`data-label`), so
+ * below about 600 px the stylesheet shows every row as a card that keeps every field (issue 40).
+ */
 export function table(caption: string, headers: readonly string[], rows: ReadonlyArray<readonly Child[]>, empty: string): HTMLElement {
   if (rows.length === 0) return h('p', { class: 'empty' }, empty);
   return h(
@@ -77,9 +81,25 @@ export function table(caption: string, headers: readonly string[], rows: Readonl
       {},
       h('caption', { class: 'visually-hidden' }, caption),
       h('thead', {}, h('tr', {}, ...headers.map((header) => h('th', { scope: 'col' }, header)))),
-      h('tbody', {}, ...rows.map((cells) => h('tr', {}, ...cells.map((cell) => h('td', {}, cell))))),
+      h('tbody', {}, ...rows.map((cells) => h('tr', {}, ...cells.map((cell, index) => h('td', { 'data-label': headers[index] ?? '' }, cell))))),
     ),
   );
+}
+
+/** Bidirectional controls (LRE…RLO, LRI…PDI, the marks and the Arabic letter mark): shown, never obeyed. */
+const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
+/** A value's text with each bidirectional control written out as its code point, e.g. `⟨U+202E⟩`. */
+export const visibleControls = (value: string) => value.replace(BIDI_CONTROLS, (control) => `⟨U+${control.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`);
+
+/**
+ * A value from outside (an agent's name, a source's or a device's name or error): isolated so its direction
+ * cannot reorder the words around it, wrapped so a long unbroken value cannot spill, its controls made visible.
+ */
+export function isolated(value: string | number | null | undefined, tag: 'bdi' | 'code' = 'bdi'): HTMLElement {
+  const text = visibleControls(String(value ?? ''));
+  if (tag === 'code') return h('code', { class: 'isolated' }, text);
+  return h('bdi', { class: 'isolated' }, text);
 }
 
 /** Copies a value to the clipboard and says so beside the button. */

@@ -8,6 +8,7 @@ import { renderInspector } from './inspector.ts';
 import { renderExport } from './export.ts';
 import { renderSettings } from './settings.ts';
 import { renderStatus } from './status.ts';
+import { renderThemeSwitch } from './theme.ts';
 
 /** `followsQuery`: the screen reads its own address's query (the ledger's filters) and is not drawn again when only that changes. */
 type Screen = { id: string; title: string; render(main: HTMLElement): Promise<void> | void; followsQuery?: boolean };
@@ -38,6 +39,8 @@ async function show(focus: boolean): Promise<void> {
     else link.removeAttribute('aria-current');
   }
   document.title = `${screen.title} · Personal Context Gateway`;
+  const toggle = document.querySelector('.nav-toggle');
+  if (toggle) toggle.textContent = `Screens: ${screen.title}`;
   const heading = h('h2', { tabIndex: -1, id: 'screen-title' }, screen.title);
   const body = h('div', { class: 'screen', id: `screen-${screen.id}` });
   replace(main, heading, body);
@@ -48,8 +51,14 @@ async function show(focus: boolean): Promise<void> {
 }
 
 function start(): void {
+  renderThemeSwitch(document.getElementById('theme-switch') as HTMLElement);
   const nav = document.getElementById('screens') as HTMLElement;
-  replace(nav, h('ul', {}, ...SCREENS.map((screen) => h('li', {}, h('a', { href: `#${screen.id}` }, screen.title)))));
+  const list = h('ul', { id: 'screen-list', class: 'screen-list' }, ...SCREENS.map((screen) => h('li', {}, h('a', { href: `#${screen.id}` }, screen.title))));
+  // On a phone the list folds behind one button (the stylesheet shows the button below about 600 px).
+  const toggle = h('button', { type: 'button', class: 'nav-toggle', 'aria-expanded': 'false', 'aria-controls': 'screen-list' }, 'Screens');
+  toggle.addEventListener('click', () => toggle.setAttribute('aria-expanded', String(toggle.getAttribute('aria-expanded') !== 'true')));
+  window.addEventListener('hashchange', () => toggle.setAttribute('aria-expanded', 'false'));
+  replace(nav, toggle, list);
   const band = document.getElementById('connect-band') as HTMLElement;
   const refresh = () => {
     void renderConnectBand(band);
