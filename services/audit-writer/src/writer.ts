@@ -2,8 +2,8 @@ import {
   AUDIT_LOG_LINES,
   QueuedAuditEntrySchema,
   addAuditDrops,
-  canonicalArgsOf,
   copyChainedAuditRows,
+  createCanonicalArgsHelper,
   createDropLedger,
   statementsOn,
   takeAuditBatch,
@@ -82,6 +82,7 @@ export function createAuditWriter(deps: AuditWriterDeps) {
   const stats: AuditWriterStats = { flushes: 0, written: 0, dropped: 0 };
   const drops = createDropLedger({ db, source: AUDIT_WRITER_SOURCE, log });
   const marks = createSequenceMarks(deps.marks ?? new Map());
+  const canonical = createCanonicalArgsHelper();
   let queue: Promise<unknown> = Promise.resolve();
   /** The chain's head as this writer last committed it; null until its first write. */
   let head: ChainHead | null = null;
@@ -102,8 +103,8 @@ export function createAuditWriter(deps: AuditWriterDeps) {
   /**
    * Writes the rows with what is to be accounted for, in one transaction on a plain pg connection (the
    * rows go in with one COPY, which slonik cannot send); on failure nothing is counted as stored. The
-   * rows' canonical args are computed before the transaction, so the chain's head is locked only while
-   * the rows are linked and sent.
+   * rows' canonical args are started before the transaction (on a helper thread for a large batch), so
+   * the chain's head is locked only while the rows are linked and sent.
    */
   async function commit(rows: readonly QueuedAuditEntry[]): Promise<number> {
     const counts = drops.take();
@@ -111,7 +112,7 @@ export function createAuditWriter(deps: AuditWriterDeps) {
     let client: PoolClient | undefined;
     let broken: Error | undefined;
     try {
-      const canonicalArgs = canonicalArgsOf(rows);
+      const canonicalArgs = canonical.chunks(rows);
       client = await directPoolOf(db).connect();
       const tx = statementsOn(client);
       await client.query('BEGIN');
@@ -226,6 +227,7 @@ export function createAuditWriter(deps: AuditWriterDeps) {
       do {
         result = await flush();
       } while (result.taken >= batchSize && performance.now() < deadline);
+      await canonical.close();
     },
   };
 }

@@ -117,4 +117,35 @@ describe("the writer's flush as one binary COPY (issue 44)", () => {
     await pushAuditBatch(testEnv.redis, { producerId: 'copy-bad', firstSeq: 3, rows: [JSON.stringify(ROWS[1]!)], capacity: 100 });
     expect(await writer.flush()).toEqual({ taken: 1, written: 1, dropped: 0 });
   });
+
+  it('writes a batch of 2,500 rows (args put in canonical form a chunk at a time beside the writer) in queue order, and the keyed chain verifies', async () => {
+    // Keys out of canonical order, as a producer of another version might send them: the links must cover the canonical form.
+    const rows = Array.from({ length: 2_500 }, (_, index): QueuedAuditRow => ({ ...ROWS[2]!, requestId: `big-${index}`, argsJson: JSON.stringify({ zeta: index, alpha: { y: 1, b: [index] } }) }));
+    await pushAuditBatch(testEnv.redis, { producerId: 'copy-big', firstSeq: 1, rows: rows.map((row) => JSON.stringify(row)), capacity: 10_000 });
+    const writer = createAuditWriter({ db: testEnv.db, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, chainKey: KEY });
+    try {
+      expect(await writer.flush()).toEqual({ taken: 2_500, written: 2_500, dropped: 0 });
+    } finally {
+      await writer.close();
+    }
+    const order = await testEnv.db.any(sql.type(z.object({ request_id: z.string(), chain_seq: z.number() }))`SELECT request_id, chain_seq FROM audit_log ORDER BY id`);
+    expect(order).toEqual(rows.map((row, index) => ({ request_id: row.requestId, chain_seq: index + 1 })));
+    const report = await verifyAuditChain(testEnv.db, { key: { bytes: KEY, id: auditChainKeyId(KEY) } });
+    expect(report).toMatchObject({ intact: true, firstKeyedRow: 1, headRows: 2_500 });
+    expect(report.intactThrough.row).toBe(2_500);
+  });
+
+  it('writes nothing of a 2,500-row batch whose last chunk holds args that are not JSON, after its first chunks were sent', async () => {
+    const rows = Array.from({ length: 2_500 }, (_, index): QueuedAuditRow => ({ ...ROWS[0]!, requestId: `bad-${index}`, argsJson: index === 2_400 ? '{"not json' : '{}' }));
+    await pushAuditBatch(testEnv.redis, { producerId: 'copy-big-bad', firstSeq: 1, rows: rows.map((row) => JSON.stringify(row)), capacity: 10_000 });
+    const writer = createAuditWriter({ db: testEnv.db, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, chainKey: KEY });
+    try {
+      expect(await writer.flush()).toEqual({ taken: 2_500, written: 0, dropped: 2_500 });
+      expect(await testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM audit_log`)).toBe(0);
+      await pushAuditBatch(testEnv.redis, { producerId: 'copy-big-bad', firstSeq: 2_501, rows: [JSON.stringify(ROWS[1]!)], capacity: 100 });
+      expect(await writer.flush()).toEqual({ taken: 1, written: 1, dropped: 0 });
+    } finally {
+      await writer.close();
+    }
+  });
 });

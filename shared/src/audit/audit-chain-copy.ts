@@ -3,16 +3,11 @@ import { finished } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { postgresText } from '../db/index.ts';
+import { COPY_CHUNK_ROWS, type CanonicalChunks } from './audit-canonical-args.ts';
 import { advanceChainHead, lockChainForBatch, type ChainHead, type Queryable } from './audit-chain-queries.ts';
 import { AUDIT_COPY_COLUMNS, COPY_BINARY_HEADER, COPY_BINARY_TRAILER, encodeAuditCopyRows, timestamptzBinary, type CopyAuditRow } from './audit-copy-binary.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
 
-/**
- * Rows linked and encoded at a time while the COPY is open: small enough that Postgres starts on the
- * first chunk while the next is being linked (the two run on different cores), large enough that each
- * write is one socket write of a few hundred KB.
- */
-const COPY_CHUNK_ROWS = 1_000;
 
 type Token = { sql: string; values: readonly unknown[]; parser?: { '~standard'?: { validate(value: unknown): unknown } } };
 
@@ -43,15 +38,16 @@ export function statementsOn(client: pg.ClientBase): Queryable {
 /**
  * The audit-writer's flush (issue 44): the same rows, places, ids, `created_at` and links as
  * `insertChainedAuditRows`, written with one binary COPY instead of one INSERT. The rows are linked a
- * chunk at a time and each chunk is sent as soon as it is encoded, so Postgres stores one chunk while the
- * next is hashed. `canonicalArgs` (`canonicalArgsOf`) are computed before the head is locked. Must run
+ * chunk of `COPY_CHUNK_ROWS` at a time and each chunk is sent as soon as it is encoded, so Postgres stores
+ * one chunk while the next is hashed (a chunk of a few hundred KB: one socket write). `canonicalArgs` are
+ * the chunks' canonical args, started before the head is locked (`createCanonicalArgsHelper`). Must run
  * inside a transaction on `client`; after a failure the connection is in an unknown state and must be
  * discarded, not reused (the server then rolls the transaction back).
  */
 export async function copyChainedAuditRows(
   client: pg.ClientBase,
   rows: readonly QueuedAuditRow[],
-  canonicalArgs: readonly string[],
+  canonicalArgs: CanonicalChunks,
   options: { key?: Buffer | null } = {},
 ): Promise<{ written: number; head: ChainHead }> {
   const key = options.key ?? null;
@@ -65,10 +61,12 @@ export async function copyChainedAuditRows(
   done.catch(() => undefined);
   stream.write(COPY_BINARY_HEADER);
   for (let start = 0; start < rows.length; start += COPY_CHUNK_ROWS) {
+    const canonical = await canonicalArgs[start / COPY_CHUNK_ROWS];
+    if (canonical === undefined) throw new RangeError('a chunk of rows has no canonical args');
     const chunk: CopyAuditRow[] = [];
     for (let index = start; index < Math.min(rows.length, start + COPY_CHUNK_ROWS); index += 1) {
       const row = rows[index]!;
-      const { seq, hash } = linker.link(row, canonicalArgs[index] ?? 'null', index);
+      const { seq, hash } = linker.link(row, canonical[index - start] ?? 'null', index);
       chunk.push({ id: linker.ids[index] ?? Number.NaN, seq, hash, row });
     }
     if (!stream.write(encodeAuditCopyRows(chunk, createdAt))) await Promise.race([once(stream, 'drain'), done]);
