@@ -184,6 +184,16 @@ describe('checked at connect', () => {
     expect(await connectionCount()).toBe(before);
   });
 
+  it('refuses a replacement token the hub refuses with 422, and keeps the stored one', async () => {
+    const created = await call('POST', '/api/connections', { provider: 'home-assistant', credentials: { baseUrl: hub.url, token: hub.token } });
+    const id = (created.json.connection as { id: string }).id;
+    const refused = await call('PATCH', `/api/connections/${id}`, { credentials: { baseUrl: hub.url, token: 'another-wrong-token' }, displayName: 'Renamed' });
+    expect(refused.status).toBe(422);
+    expect(refused.json.error).toEqual(expect.stringContaining('create a new long-lived access token'));
+    expect((await check(id)).ok).toBe(true);
+    expect(((await call('GET', '/api/connections')).json.connections as Array<{ id: string; displayName: string }>).find((connection) => connection.id === id)?.displayName).not.toBe('Renamed');
+  });
+
   it('saves a hub that cannot be reached, with the warning in the answer', async () => {
     const created = await call('POST', '/api/connections', { provider: 'home-assistant', credentials: { baseUrl: await closedAddress(), token: hub.token } });
     expect(created.status).toBe(201);

@@ -107,17 +107,19 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
   }
 
   /** A pasted credential replaces its sign-in's in place; every connection of the sign-in is active again. */
-  async function replaceCredentials(row: ConnectionRow, provider: ProviderDescriptor, credentials: unknown): Promise<ConnectionRow> {
+  async function replaceCredentials(row: ConnectionRow, provider: ProviderDescriptor, credentials: unknown): Promise<{ row: ConnectionRow; unchecked?: string }> {
     const signInId = row.sign_in_id;
     if (signInId === null) throw new ConflictError(`${provider.displayName} holds no credentials`);
     if (provider.signIn === 'oauth' || provider.signIn === 'link') throw new ConflictError(`${provider.displayName} signs in at the provider: open GET /api/connect/${provider.kind}/start?signInId=${signInId}`);
     if (provider.claim) throw new ConflictError(`${provider.displayName} is connected with a new setup token: POST /api/connect/${provider.kind}/claim`);
     const sealedCredentials = sealed(provider, credentials, signInId);
+    // The check's credential step, as at connect (issue 32): a refused credential replaces nothing.
+    const unchecked = await checkBeforeSaving(deps.credentialCheck, provider, sealedCredentials, signInId);
     await deps.db.transaction(async (tx) => {
       await createSignInQueries(tx).replaceCredentials(signInId, sealedCredentials);
       await createConnectionQueries(tx).credentialsReplaced(signInId);
     });
-    return (await deps.queries.get(row.id)) ?? row;
+    return { row: (await deps.queries.get(row.id)) ?? row, ...(unchecked ? { unchecked } : {}) };
   }
 
   /**
@@ -198,13 +200,15 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       let row = found.row;
       if (body.syncIntervalMinutes !== undefined && !pulls(provider)) throw new ConflictError('a push connection is not synced on a schedule; it has no interval');
       if (body.credentials !== undefined && !provider?.credentialsSchema) throw new ConflictError(`${provider?.displayName ?? row.provider} takes no credentials`);
+      // Credentials first: a credential the source refuses changes nothing else either.
+      const replaced = body.credentials !== undefined && provider ? await replaceCredentials(row, provider, body.credentials) : undefined;
+      if (replaced) row = replaced.row;
       if (body.displayName !== undefined) row = (await deps.queries.rename(id, body.displayName)) ?? row;
-      if (body.credentials !== undefined && provider) row = await replaceCredentials(row, provider, body.credentials);
       if (body.syncIntervalMinutes !== undefined) row = (await deps.queries.setInterval(id, body.syncIntervalMinutes)) ?? row;
-      let warning: string | undefined;
+      let warning: string | undefined = replaced?.unchecked;
       const reschedule = body.syncIntervalMinutes !== undefined || body.credentials !== undefined;
       if (reschedule && provider && pulls(provider) && (row.status === 'active' || row.status === 'error')) {
-        warning = await queued(() => deps.sync.schedule(id, intervalOf(row, provider)), id);
+        warning = (await queued(() => deps.sync.schedule(id, intervalOf(row, provider)), id)) ?? warning;
       }
       return { connection: view(row), ...(warning ? { warning } : {}) };
     },
