@@ -15,6 +15,9 @@ export function buildApp({ log, trustedProxies = [] }: { log: Logger; trustedPro
     // No child logger per request: building one (bindings serialized through redaction) showed in the
     // profile of every tool call, and this port logs almost nothing per request.
     childLoggerFactory: (logger) => logger,
+    // Node answers an HTTP/1.1 request without Host with a bare 400 before any route runs; the agent port's
+    // Host check (design 7.3) answers it instead, with its JSON-RPC 403 `Forbidden host`.
+    http: { requireHostHeader: false },
   });
 
   app.setNotFoundHandler((_request, reply) => {

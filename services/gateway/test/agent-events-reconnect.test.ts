@@ -32,6 +32,8 @@ function handle(id: string, grant: Grant): SessionHandle & { closed: number } {
     credentialHash: `hash-of-${id}`,
     credentialValidUntil: null,
     transport: {} as StreamableHTTPServerTransport,
+    protocolVersion: '2025-11-25',
+    eventIdStatus: () => 'unknown' as const,
     closed: 0,
     async close() {
       session.closed += 1;

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAgent, useTestEnvironment } from '@pcg/testkit/testing';
 import { BRIDGE_PATHS } from '../src/bridge/bridge-endpoints.ts';
@@ -49,6 +50,37 @@ describe('the agent port checks Origin and Host on /mcp (design 7.3; MCP transpo
     expect(answer.status).toBe(403);
     expect(answer.headers['mcp-session-id']).toBeUndefined();
     expect(JSON.parse(answer.body)).toEqual(rpcError(-32000, 'Forbidden host'));
+  });
+
+  it('refuses a POST /mcp with no Host header at all (HTTP/1.1, raw socket): 403 with the JSON-RPC body, not a bare 400 (issue 38)', async () => {
+    const body = JSON.stringify(INITIALIZE);
+    const { port } = new URL(gateway.address);
+    // Node's client always writes a Host; only a raw socket can leave it out.
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.end(
+          [
+            'POST /mcp HTTP/1.1',
+            'Content-Type: application/json',
+            'Accept: application/json, text/event-stream',
+            `Authorization: Bearer ${key}`,
+            `Content-Length: ${Buffer.byteLength(body)}`,
+            'Connection: close',
+            '',
+            body,
+          ].join('\r\n'),
+        );
+      });
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const [head = '', payload = ''] = raw.split('\r\n\r\n');
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 403 Forbidden');
+    expect(head.toLowerCase()).not.toContain('mcp-session-id');
+    expect(JSON.parse(payload)).toEqual(rpcError(-32000, 'Forbidden host'));
   });
 
   it('refuses an initialize with Origin http://evil.example.com and a valid key: 403, a JSON-RPC body, no CORS headers', async () => {

@@ -12,6 +12,8 @@ function handle(id: string, agentName: string, expiresAt: string | null = null):
     credentialHash: 'h',
     credentialValidUntil: null,
     transport: {} as StreamableHTTPServerTransport,
+    protocolVersion: '2025-11-25',
+    eventIdStatus: () => 'unknown' as const,
     closed: 0,
     async close() {
       session.closed += 1;

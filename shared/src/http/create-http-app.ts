@@ -1,4 +1,5 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Server } from 'node:http';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyHttpOptions, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 
 /**
@@ -7,7 +8,7 @@ import type { Logger } from 'pino';
  */
 export function createHttpApp(
   log: Logger,
-  options: Omit<FastifyServerOptions, 'logger' | 'loggerInstance' | 'logController'> = {},
+  options: Omit<FastifyHttpOptions<Server>, 'logger' | 'loggerInstance' | 'logController'> = {},
 ): FastifyInstance {
   return Fastify({
     ...options,

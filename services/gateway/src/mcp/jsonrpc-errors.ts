@@ -17,6 +17,12 @@ export const JSONRPC_ERRORS = {
   forbiddenOrigin: { status: 403, code: -32000, message: 'Forbidden origin' },
   /** A request to /mcp or a bridge route whose `Host` is not allowed (design 7.3). */
   forbiddenHost: { status: 403, code: -32000, message: 'Forbidden host' },
+  /**
+   * A `Last-Event-ID` this session gave out whose events are no longer kept: the answer it led to is gone,
+   * so the client must send its request again (not the SDK's 400 `Invalid event ID format`, which says the
+   * request was malformed). 410: what it names existed and is gone for good.
+   */
+  eventsExpired: { status: 410, code: -32000, message: 'Events expired: what followed this Last-Event-ID is no longer kept; send the request again' },
   /** A POST on a session with an empty body. */
   emptyBody: { status: 400, code: -32700, message: 'Parse error: empty body' },
   /** Revision 2026-07-28: a request that is not one JSON-RPC request or notification object. */

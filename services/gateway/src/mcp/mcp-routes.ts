@@ -1,6 +1,8 @@
 import { hash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { parseBearer, type Grant, type KeyRefusal } from '@pcg/shared/grants';
 import type { Logger } from '@pcg/shared/logger';
 import { coalesceWrites } from './coalesced-writes.ts';
@@ -89,6 +91,25 @@ function acceptEmptyJsonBodies(scope: FastifyInstance): void {
   });
 }
 
+/** The version an initialize negotiates, as the SDK's Server answers it: the client's if supported, else the latest. */
+function negotiatedVersion(body: unknown): string {
+  const requested = (body as { params?: { protocolVersion?: unknown } }).params?.protocolVersion;
+  return typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+}
+
+/**
+ * A session's requests are of the version its initialize negotiated, whether or not the client repeats it
+ * in `MCP-Protocol-Version` (MCP transports: the header's absence means 2025-03-26 only when the server has
+ * no other way to know). The SDK transport decides the priming event (event id, `retry`) from the header
+ * alone, so a header-less request is given the session's version before the transport reads it.
+ */
+function assumeSessionVersion(raw: IncomingMessage, version: string): void {
+  if (raw.headers['mcp-protocol-version'] !== undefined) return;
+  raw.headers['mcp-protocol-version'] = version;
+  // The transport's Request is built from the raw header list.
+  raw.rawHeaders.push('MCP-Protocol-Version', version);
+}
+
 /** SHA-256 of the bearer credential, to bind a session to what opened it; '' when there is none. */
 function credentialHash(header: string | undefined): string {
   const credential = parseBearer(header);
@@ -174,7 +195,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     const sessionId = randomUUID();
     const server = createMcpServer(deps.server, grant);
     // Resumable streams: event ids, a retry hint, and the session's own bounded store for Last-Event-ID.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => sessionId, eventStore: createSessionEventStore(), retryInterval: SSE_RETRY_MS });
+    const events = createSessionEventStore();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => sessionId, eventStore: events, retryInterval: SSE_RETRY_MS });
     // Set before connect(): the Protocol wraps an existing onclose, and a later assignment would replace it.
     transport.onclose = () => void registry.end(sessionId, 'transport closed');
     let committed = false;
@@ -190,6 +212,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         credentialHash: credentialHash(header),
         credentialValidUntil: resolved.validUntil,
         transport,
+        protocolVersion: negotiatedVersion(request.body),
+        eventIdStatus: (eventId) => events.statusOf(eventId),
         close: () => server.close(),
       });
       if (!committed) {
@@ -255,6 +279,10 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       const badParams = envelopeParamsIssueOf(body);
       if (badParams !== undefined) return invalidParams(reply, badParams, requestId);
       if (!inFlight.claim(session.transport, requestIdsOf(body), reply.raw)) return answer(reply, JSONRPC_ERRORS.duplicateRequestId, requestId);
+      assumeSessionVersion(request.raw, session.protocolVersion);
+    } else if (request.method === 'GET') {
+      const lastEventId = request.headers['last-event-id'];
+      if (typeof lastEventId === 'string' && lastEventId !== '' && session.eventIdStatus(lastEventId) === 'expired') return answer(reply, JSONRPC_ERRORS.eventsExpired);
     }
     return handOver(request, reply, session.transport, body);
   }

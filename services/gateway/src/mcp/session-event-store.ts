@@ -22,6 +22,9 @@ export const EVENT_STORE_LIMITS: EventStoreLimits = { maxBytes: 64 * 1024, maxEv
 /** Bytes counted for an event besides its message (ids, the entry, the SSE framing). */
 const EVENT_OVERHEAD_BYTES = 128;
 
+/** What a `Last-Event-ID` names in one session's store. */
+export type EventIdStatus = 'kept' | 'expired' | 'unknown';
+
 type StoredEvent = { id: EventId; seq: number; streamId: StreamId; message: JSONRPCMessage; bytes: number; at: number };
 
 /**
@@ -73,12 +76,23 @@ export function createSessionEventStore(limits: EventStoreLimits = EVENT_STORE_L
     return found?.id === eventId ? found : undefined;
   }
 
-  const store: Required<EventStore> & { readonly size: number; readonly bytes: number } = {
+  const store: Required<EventStore> & { readonly size: number; readonly bytes: number; statusOf(eventId: EventId): EventIdStatus } = {
     get size() {
       return events.length;
     },
     get bytes() {
       return bytes;
+    },
+    /**
+     * `expired`: an event this store gave out and has since dropped (what came after it is gone, so the
+     * request must be sent again); `unknown`: an id it never gave out (another session's, or made up).
+     */
+    statusOf(eventId: EventId): EventIdStatus {
+      evict();
+      if (find(eventId)) return 'kept';
+      if (!eventId.startsWith(`${prefix}-`)) return 'unknown';
+      const wanted = Number(eventId.slice(prefix.length + 1));
+      return Number.isSafeInteger(wanted) && wanted >= 1 && wanted <= seq && eventId === `${prefix}-${wanted}` ? 'expired' : 'unknown';
     },
     async storeEvent(streamId: StreamId, message: JSONRPCMessage): Promise<EventId> {
       seq += 1;

@@ -1,6 +1,7 @@
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Logger } from '@pcg/shared/logger';
 import type { Grant } from '@pcg/shared/grants';
+import type { EventIdStatus } from './session-event-store.ts';
 
 /** What the registry needs of a live MCP session to end it. */
 export type SessionHandle = {
@@ -11,6 +12,10 @@ export type SessionHandle = {
   /** When that credential stops being accepted: a bridge token's own expiry; null for an agent key. */
   credentialValidUntil: string | null;
   transport: StreamableHTTPServerTransport;
+  /** The protocol version the session's initialize negotiated. */
+  protocolVersion: string;
+  /** What a `Last-Event-ID` names in the session's event store. */
+  eventIdStatus(eventId: string): EventIdStatus;
   /** Ends the transport and the server; must be idempotent. */
   close(): Promise<void>;
 };
