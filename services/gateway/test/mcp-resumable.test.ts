@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAgent, useTestEnvironment } from '@pcg/testkit/testing';
 import { SSE_RETRY_MS } from '../src/mcp/mcp-routes.ts';
 import type { RunningGateway } from '../src/service.ts';
-import { INITIALIZE, rawInitialize, rawMcp, rpcError, startTestGateway } from './gateway-harness.ts';
+import { INITIALIZE, rawInitialize, rawMcp, startTestGateway } from './gateway-harness.ts';
 
 const testEnv = useTestEnvironment();
 let gateway: RunningGateway;
@@ -149,7 +149,7 @@ describe('resuming after the events expired (issue 38 item 2)', () => {
     for (let id = 2; id <= 40; id += 1) await describeContext(session, id);
     const resumed = await resume(session, firstPriming?.id as string, () => true);
     expect(resumed.status).toBe(410);
-    const body = JSON.parse(resumed.text) as ReturnType<typeof rpcError>;
+    const body = JSON.parse(resumed.text) as { error: { message: string } };
     expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
     expect(body.error.message).toMatch(/expired/i);
     expect(body.error.message).toMatch(/send the request again/i);
