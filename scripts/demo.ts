@@ -8,6 +8,7 @@ import { consoleClient, type DemoConnection } from './demo/demo-console.ts';
 import { connectDemoGoogleAndWearable } from './demo/google-and-wearable.ts';
 import { connectDemoICloud, ICLOUD_DEMO_NAME } from './demo/icloud.ts';
 import { connectDemoMicrosoft } from './demo/microsoft.ts';
+import { demoLedger } from './demo/demo-ledger.ts';
 import { connectDemoAggregator } from './demo/plaid.ts';
 import { probeRedis, readKeeperState, storeFiles } from './local-services/index.ts';
 
@@ -16,8 +17,8 @@ import { probeRedis, readKeeperState, storeFiles } from './local-services/index.
  * Home Assistant double) and a demo phone (the health push sender), connects both through the Console,
  * and shows a sync, a live read, an action, a rejected action and a push, with no accounts (and, when
  * Radicale and Dovecot are installed and the sync-worker is told of them, an iCloud account). The sources
- * keep running (the hub changes, the phone pushes) until Ctrl-C, which pauses the demo connections.
- * `npm run demo -- --remove` deletes them and what they cached.
+ * keep running (the hub changes, the phone pushes) until Ctrl-C, which pauses every connection the demo made.
+ * `npm run demo -- --remove` deletes those and what they cached, and nothing else (`DATA_DIR/demo-made.json`).
  */
 const root = path.resolve(import.meta.dirname, '..');
 if (existsSync(path.join(root, '.env'))) process.loadEnvFile(path.join(root, '.env'));
@@ -63,28 +64,49 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const existing = await api.list();
+  const dataDir = path.resolve(root, process.env.DATA_DIR || 'data');
+  const ledger = demoLedger(dataDir);
+  const hadLedger = existsSync(ledger.file);
+  ledger.keepOnly(new Set(existing.map((connection) => connection.id)));
   if (process.argv.includes('--remove')) {
-    for (const connection of [find(existing, 'home-assistant', HUB_NAME), find(existing, 'health-auto-export', PHONE_NAME)]) {
-      if (connection) await api.remove(connection.id);
+    const made = new Set(ledger.connections());
+    // A demo run from before the list was kept: its hub, phone and iCloud connections, known by their names.
+    if (!hadLedger) {
+      for (const connection of [find(existing, 'home-assistant', HUB_NAME), find(existing, 'health-auto-export', PHONE_NAME)]) if (connection) made.add(connection.id);
+      for (const connection of existing.filter((row) => row.provider === 'icloud' && row.displayName === ICLOUD_DEMO_NAME)) made.add(connection.id);
     }
-    for (const connection of existing.filter((row) => row.provider === 'icloud' && row.displayName === ICLOUD_DEMO_NAME)) await api.remove(connection.id);
-    say('removed the demo connections and everything they cached');
+    for (const id of made) await api.remove(id).catch((error: unknown) => say(`could not remove connection ${id}: ${error instanceof Error ? error.message : String(error)}`));
+    ledger.keepOnly(new Set((await api.list()).map((connection) => connection.id)));
+    say(`removed the ${made.size} connections the demo made and everything they cached; nothing else`);
     return;
   }
+  /** The demo's earlier connections of a provider that this run replaced with new ones (their stand-ins forgot them). */
+  const replaceEarlier = async (provider: string, made: readonly string[]) => {
+    if (made.length === 0) return;
+    const earlier = existing.filter((row) => row.provider === provider && ledger.connections().includes(row.id) && !made.includes(row.id));
+    for (const row of earlier) await api.remove(row.id).catch(() => undefined);
+    ledger.keepOnly(new Set((await api.list()).map((connection) => connection.id)));
+    if (earlier.length > 0) say(`removed the ${earlier.length} ${provider} connection(s) an earlier demo run made, which this run replaced`);
+  };
 
   const hub = await startHomeAssistantDouble({ port: hubPort, token: HUB_TOKEN });
   say(`demo hub (a local Home Assistant double) on ${hub.url}`);
   const credentials = { baseUrl: hub.url, token: HUB_TOKEN };
   const connectedAt = Date.now();
-  const knownHub = find(existing, 'home-assistant', HUB_NAME);
+  // The demo's own hub and phone: from its list, or (a run from before the list was kept) by their names.
+  const ownOrNamed = (provider: string, name: string) =>
+    existing.find((row) => row.provider === provider && ledger.connections().includes(row.id)) ?? (hadLedger ? undefined : find(existing, provider, name));
+  const knownHub = ownOrNamed('home-assistant', HUB_NAME);
   const hubConnection = knownHub
     ? (await api.update(knownHub.id, { credentials, syncIntervalMinutes: 1 })).connection
     : (await api.create({ provider: 'home-assistant', displayName: HUB_NAME, credentials, syncIntervalMinutes: 1 })).connection;
+  ledger.add([hubConnection.id]);
   say(`${knownHub ? 'reconnected' : 'connected'} "${HUB_NAME}" (connection ${hubConnection.id}); syncing every minute`);
 
-  const knownPhone = find(existing, 'health-auto-export', PHONE_NAME);
+  const knownPhone = ownOrNamed('health-auto-export', PHONE_NAME);
   if (knownPhone?.status === 'paused') await api.act(knownPhone.id, 'resume');
   const phone = knownPhone ? await api.rotateSecret(knownPhone.id) : await api.create({ provider: 'health-auto-export', displayName: PHONE_NAME });
+  ledger.add([phone.connection.id]);
   const ingestUrl = `${consoleBase}/api/ingest/${phone.connection.id}`;
   say(`connected "${PHONE_NAME}"; it pushes to ${ingestUrl} with its secret (shown once, kept by this demo)`);
 
@@ -103,7 +125,10 @@ async function main(): Promise<void> {
   const claimBody = (body: Record<string, unknown>) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const shown = (await (await fetch(claimAt, claimBody({ setupToken }))).json()) as { claimHost?: string };
   say(`demo bank-link bridge on ${bridge.url}; its setup token claims at ${shown.claimHost ?? '?'}`);
-  const claimed = (await (await fetch(claimAt, claimBody({ setupToken, confirmHost: shown.claimHost, displayName: 'Demo bridge' }))).json()) as { status?: string; error?: string };
+  const claimed = (await (await fetch(claimAt, claimBody({ setupToken, confirmHost: shown.claimHost, displayName: 'Demo bridge' }))).json()) as { status?: string; error?: string; connections?: Array<{ id: string }> };
+  const bridgeConnections = claimed.status === 'signed_in' ? (claimed.connections ?? []).map((row) => row.id) : [];
+  await replaceEarlier('simplefin', bridgeConnections);
+  ledger.add(bridgeConnections);
   say(claimed.status === 'signed_in' ? 'claimed the setup token once: every bank at the bridge is one finance connection' : `the bridge claim was refused: ${claimed.error ?? 'unknown'} (set SIMPLEFIN_ALLOW_LOOPBACK=true for the local bridge)`);
 
   const redisUrl = await findRedis();
@@ -130,10 +155,19 @@ async function main(): Promise<void> {
   say(`the same export again updates those rows in place (same source ids), adding none: ${JSON.stringify(again.accepted ?? again)}`);
 
   const microsoft = await connectDemoMicrosoft(consoleBase, graphPort, say);
+  ledger.add(microsoft?.connectionIds ?? []);
   const googleAndWearable = await connectDemoGoogleAndWearable(consoleBase, { google: googlePort, wearable: wearablePort }, say);
-  const dataDir = path.resolve(root, process.env.DATA_DIR || 'data');
+  ledger.add(googleAndWearable.connectionIds);
   const icloud = await connectDemoICloud({ api, dataDir, radicalePort, dovecotPort, say }, existing);
+  ledger.add(icloud?.connectionIds ?? []);
   const aggregator = await connectDemoAggregator(consoleBase, aggregatorPort, say);
+  await replaceEarlier('plaid', aggregator?.connectionIds ?? []);
+  ledger.add(aggregator?.connectionIds ?? []);
+
+  // What an earlier run paused on Ctrl-C runs again now that its stand-ins answer.
+  const now = await api.list();
+  const made = new Set(ledger.connections());
+  for (const connection of now.filter((row) => made.has(row.id) && row.status === 'paused')) await api.act(connection.id, 'resume').catch(() => undefined);
 
   // Keep the sources alive: the hub's sensors drift (the next sync fetches only that), the phone pushes.
   const drift = setInterval(() => {
@@ -148,13 +182,11 @@ async function main(): Promise<void> {
     stopping = true;
     clearInterval(drift);
     clearInterval(pushes);
-    // With its hub gone, the demo connection would only fail: pause both until the next demo.
-    await api.act(hubConnection.id, 'pause').catch(() => undefined);
-    await api.act(phone.connection.id, 'pause').catch(() => undefined);
+    // With their stand-ins gone, the demo's connections would only fail: pause all it made until the next demo.
+    for (const id of ledger.connections()) await api.act(id, 'pause').catch(() => undefined);
     await hub.close();
     await microsoft?.close();
     await googleAndWearable.close();
-    for (const id of icloud?.connectionIds ?? []) await api.act(id, 'pause').catch(() => undefined);
     await icloud?.close();
     await aggregator?.close();
     await bridge.close();

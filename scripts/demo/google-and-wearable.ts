@@ -6,14 +6,17 @@ import { signInDemoAccount } from './oauth-sign-in.ts';
  * demo wearable: each double on a fixed port, signed in through the Console. The gateway must run with
  * GOOGLE_BASE_URL and WHOOP_BASE_URL pointing at these ports (e.g. in .env); otherwise this says so.
  */
-export async function connectDemoGoogleAndWearable(consoleBase: string, ports: { google: number; wearable: number }, say: (line: string) => void): Promise<{ close(): Promise<void> }> {
+export async function connectDemoGoogleAndWearable(consoleBase: string, ports: { google: number; wearable: number }, say: (line: string) => void): Promise<{ connectionIds: string[]; close(): Promise<void> }> {
   const google = await startGoogleDouble({ port: ports.google });
   const wearable = await startWhoopDouble({ port: ports.wearable, days: 14 });
   const googleSetting = { client: google.client, doubleUrl: google.url, setting: 'GOOGLE_BASE_URL' };
-  await signInDemoAccount(consoleBase, { provider: 'google', name: 'Google (calendar and contacts)', ...googleSetting }, say);
-  await signInDemoAccount(consoleBase, { provider: 'gmail', name: 'Gmail', ...googleSetting }, say);
-  await signInDemoAccount(consoleBase, { provider: 'whoop', name: 'wearable', client: wearable.client, doubleUrl: wearable.url, setting: 'WHOOP_BASE_URL' }, say);
+  const connectionIds = [
+    ...(await signInDemoAccount(consoleBase, { provider: 'google', name: 'Google (calendar and contacts)', ...googleSetting }, say)),
+    ...(await signInDemoAccount(consoleBase, { provider: 'gmail', name: 'Gmail', ...googleSetting }, say)),
+    ...(await signInDemoAccount(consoleBase, { provider: 'whoop', name: 'wearable', client: wearable.client, doubleUrl: wearable.url, setting: 'WHOOP_BASE_URL' }, say)),
+  ];
   return {
+    connectionIds,
     close: async () => {
       await google.close();
       await wearable.close();

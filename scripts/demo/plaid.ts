@@ -8,7 +8,7 @@ const APP = { clientId: 'demo-aggregator-client', secret: 'demo-aggregator-secre
  * sync-worker reads the aggregator's address at start, so the gateway must run with PLAID_BASE_URL
  * pointing here (e.g. in .env); otherwise this says so and sends nothing, not even to the real aggregator.
  */
-export async function connectDemoAggregator(consoleBase: string, port: number, say: (line: string) => void): Promise<{ close(): Promise<void> } | undefined> {
+export async function connectDemoAggregator(consoleBase: string, port: number, say: (line: string) => void): Promise<{ connectionIds: string[]; close(): Promise<void> } | undefined> {
   const aggregator = await startPlaidDouble({ ...APP, port });
   if (process.env.PLAID_BASE_URL !== aggregator.url) {
     say(`bank aggregator demo skipped: start the gateway with PLAID_BASE_URL=${aggregator.url}`);
@@ -28,8 +28,8 @@ export async function connectDemoAggregator(consoleBase: string, port: number, s
   // The hosted page links the demo bank on open and sends the browser back to the Console.
   const linked = await fetch(hosted, { redirect: 'manual' });
   const answer = await fetch(linked.headers.get('location') ?? '', { headers: { cookie } });
-  const body = (await answer.json()) as { connections?: Array<{ displayName: string }>; error?: string };
+  const body = (await answer.json()) as { connections?: Array<{ id: string; displayName: string }>; error?: string };
   if (!answer.ok) say(`bank aggregator demo link refused: ${body.error ?? answer.status}`);
-  else say(`linked a demo bank through the aggregator's hosted link (no real bank): ${(body.connections ?? []).map((row) => row.displayName).join(', ')}, syncing now`);
-  return aggregator;
+  else say(`linked a demo bank through the aggregator's hosted link (no real bank): ${(body.connections ?? []).map((row) => row.displayName).join(', ')}`);
+  return { connectionIds: answer.ok ? (body.connections ?? []).map((row) => row.id) : [], close: () => aggregator.close() };
 }
