@@ -170,17 +170,20 @@ export function accountRecord(account: BridgeAccount, key: string, institution: 
 export function transactionRecord(account: BridgeAccount, key: string, accountGatewayId: string | undefined, tx: BridgeAccount['transactions'][number]) {
   const amount = decimalOf(tx.amount);
   if (amount === undefined) return undefined;
+  const pending = tx.pending === true || tx.posted === 0;
   return {
     source_id: `${childPrefix(key)}${tx.id}`,
     account_id: accountGatewayId ?? null,
     posted_on: dateOf(tx.posted),
-    authorized_on: dateOf(tx.transacted_at),
+    // A pending row's date (design 8.3): when it happened, else (a guess: the protocol gives a pending row no
+    // other date) the day of the balance it was reported with.
+    authorized_on: dateOf(tx.transacted_at) ?? (pending ? dateOf(account['balance-date']) : null),
     amount,
     currency: currencyOf(account.currency),
     description: tx.description,
     merchant_name: tx.payee ?? null,
     provider_category: mccCategory(tx.mcc),
-    pending: tx.pending === true || tx.posted === 0,
+    pending,
   };
 }
 
