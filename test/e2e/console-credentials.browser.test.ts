@@ -54,7 +54,7 @@ describe('the iCloud Mail address on the Console page, in Chromium', { tags: ['n
     await page.locator('main[data-ready="connections"]').waitFor();
     const refused = page.locator(`article[data-connection="${mailId}"]`);
     await expect(refused.getByText('needs sign in').count()).resolves.toBeGreaterThan(0);
-    await refused.getByRole('button', { name: /Enter the credentials of .* again/ }).click();
+    await refused.getByRole('button', { name: /^Replace the token( or password)?: / }).click();
     const again = refused.getByRole('form', { name: /Credentials of/ });
     await again.getByLabel('Apple ID').fill('person@example.com');
     await again.getByLabel('App password').fill(PASSWORD);

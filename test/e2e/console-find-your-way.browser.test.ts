@@ -119,7 +119,7 @@ describe('adding a source in one place', { tags: ['needs-chromium'] }, () => {
     await card.waitFor();
     const facts = await card.locator('dt').allTextContents();
     expect(facts).toEqual(expect.arrayContaining(['Health', 'Last sync', 'Next sync']));
-    for (const name of ['Sync Hall hub now', 'Pause Hall hub', 'Enter the credentials of Hall hub again', 'Check Hall hub against its source', 'Remove Hall hub']) {
+    for (const name of ['Sync now: Hall hub', 'Pause Hall hub', 'Replace the token or password: Hall hub', 'Check Hall hub against its source', 'Remove Hall hub']) {
       expect(await card.getByRole('button', { name }).count()).toBe(1);
     }
     // Push connections have no sign-in: they are listed together, after the sign-ins.
@@ -201,8 +201,8 @@ describe('acts that say what they do', { tags: ['needs-chromium'] }, () => {
     const opened = await open('agents');
     const { page } = opened;
     await page.getByRole('cell', { name: 'gone', exact: true }).waitFor();
-    expect(await page.getByRole('button', { name: 'Rotate the key of gone' }).count()).toBe(0);
-    expect(await page.getByRole('button', { name: 'Rotate the key of twin' }).count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Rotate key: gone' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Rotate key: twin' }).count()).toBe(1);
     await done(opened);
   });
 
@@ -220,8 +220,8 @@ describe('acts that say what they do', { tags: ['needs-chromium'] }, () => {
     await card.waitFor();
     expect(await card.textContent()).toContain('Its token or password was refused');
     // Acts that cannot apply are not offered: no Sync now or Pause while it needs the person.
-    expect(await card.getByRole('button', { name: 'Sync Attic hub now' }).count()).toBe(0);
-    await card.getByRole('button', { name: 'Enter the credentials of Attic hub again' }).click();
+    expect(await card.getByRole('button', { name: 'Sync now: Attic hub' }).count()).toBe(0);
+    await card.getByRole('button', { name: 'Replace the token: Attic hub' }).click();
     const form = card.getByRole('form', { name: 'Credentials of Attic hub' });
     await form.getByLabel('Base URL').fill('ftp://attic.local');
     await form.getByLabel('Token').fill('new-token');

@@ -122,7 +122,7 @@ describe('the Console page, in Chromium, on the four real processes', { tags: ['
     await client.close().catch(() => undefined);
 
     // Rotation shows a new key once; the old one is refused. Revoke and delete ask first.
-    await page.getByRole('button', { name: 'Rotate the key of browser-agent' }).click();
+    await page.getByRole('button', { name: 'Rotate key: browser-agent' }).click();
     await page.getByRole('button', { name: 'Yes, rotate' }).click();
     await page.getByText('New key for browser-agent').waitFor();
     const rotated = (await page.locator('#issued-key').textContent()) ?? '';
@@ -222,7 +222,7 @@ describe('the Console page, in Chromium, on the four real processes', { tags: ['
     await hubCard.getByLabel('Sync interval of Home Assistant in minutes').fill('30');
     await hubCard.getByRole('button', { name: 'Save interval' }).click();
     await page.getByText('Sync interval of Home Assistant saved').waitFor();
-    await hubCard.getByRole('button', { name: 'Sync Home Assistant now' }).click();
+    await hubCard.getByRole('button', { name: 'Sync now: Home Assistant' }).click();
     await page.getByText('Sync of Home Assistant queued').waitFor();
     await hubCard.getByRole('button', { name: 'Pause Home Assistant' }).click();
     await expect.poll(() => hubCard.locator('.state').textContent()).toBe('paused');
@@ -242,7 +242,7 @@ describe('the Console page, in Chromium, on the four real processes', { tags: ['
     expect((await sendHealthPush(pushUrl, secret, haePayloadV2())).status).toBe(200);
 
     const phoneCard = page.getByRole('article', { name: 'My phone' });
-    await phoneCard.getByRole('button', { name: 'Rotate the push secret of My phone' }).click();
+    await phoneCard.getByRole('button', { name: 'Rotate secret: My phone' }).click();
     await page.getByText('New push secret for My phone').waitFor();
     const rotated = (await page.locator('#push-secret').textContent()) ?? '';
     expect(rotated).not.toBe(secret);

@@ -134,7 +134,7 @@ export async function renderAgents(root: HTMLElement): Promise<void> {
                 keyArea.replaceChildren(keyPanel(issued, 'New key for'));
               }, `Rotated the key of ${agent.name}.`, 'Yes, rotate'),
             ),
-          { 'aria-label': `Rotate the key of ${agent.name}` },
+          { 'aria-label': `Rotate key: ${agent.name}` },
         ),
         agent.status === 'revoked'
           ? null

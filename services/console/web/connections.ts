@@ -291,7 +291,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
     const acts = h(
       'div',
       { class: 'acts' },
-      pull && !paused && !needsPerson ? button('Sync now', () => void act(() => api('POST', `${path}/sync`), `Sync of ${connection.displayName} queued.`), { 'aria-label': `Sync ${connection.displayName} now` }) : null,
+      pull && !paused && !needsPerson ? button('Sync now', () => void act(() => api('POST', `${path}/sync`), `Sync of ${connection.displayName} queued.`), { 'aria-label': `Sync now: ${connection.displayName}` }) : null,
       needsPerson
         ? null
         : button(paused ? 'Resume' : 'Pause', () => void act(() => api('POST', `${path}/${paused ? 'resume' : 'pause'}`), `${connection.displayName} ${paused ? 'resumed' : 'paused'}.`), {
@@ -305,7 +305,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
         : null,
       replacesToken
         ? button(needsPerson ? 'Replace the token' : 'Replace the token or password', replaceToken, {
-            'aria-label': `Enter the credentials of ${connection.displayName} again`,
+            'aria-label': `${needsPerson ? 'Replace the token' : 'Replace the token or password'}: ${connection.displayName}`,
             class: needsPerson ? 'primary' : null,
           })
         : null,
@@ -315,7 +315,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
             void act(async () => {
               const answer = await api<WithSecret>('POST', `${path}/rotate-secret`);
               if (answer.ingestSecret) secretArea.replaceChildren(secretPanel(answer.connection, answer.ingestSecret));
-            }, `New push secret for ${connection.displayName}; the old one no longer works.`), { 'aria-label': `Rotate the push secret of ${connection.displayName}` })
+            }, `New push secret for ${connection.displayName}; the old one no longer works.`), { 'aria-label': `Rotate secret: ${connection.displayName}` })
         : null,
       button(
         'Remove',

@@ -38,7 +38,7 @@ export const uid = (prefix: string) => `${prefix}-${++nextId}`;
 /** A labelled control: the label names it for a screen reader and for a click. */
 export function labelled(label: string, control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement, hint?: string): HTMLElement {
   if (!control.id) control.id = uid('field');
-  const hintElement = hint ? h('small', { id: `${control.id}-hint`, class: 'hint' }, hint) : null;
+  const hintElement = hint ? h('small', { id: `${control.id}-hint`, class: 'hint' }, withCodeWords(hint)) : null;
   if (hintElement) control.setAttribute('aria-describedby', hintElement.id);
   return h('div', { class: 'field' }, h('label', { htmlFor: control.id }, label), control, hintElement);
 }
@@ -100,6 +100,18 @@ export function isolated(value: string | number | null | undefined, tag: 'bdi' |
   const text = visibleControls(String(value ?? ''));
   if (tag === 'code') return h('code', { class: 'isolated' }, text);
   return h('bdi', { class: 'isolated' }, text);
+}
+
+/** Machine names in a sentence (snake_case, dotted field paths, route paths): matched to be shown as code. */
+const MACHINE_WORD = /(\/api\/[\w/:.-]*|\b[a-z][a-z0-9]*(?:[_.][a-z0-9]+)*_[a-z0-9_.]*\b|\b[a-z][a-z0-9]*\.[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*\b)/g;
+
+/**
+ * A sentence whose machine names (a tool, a field, a route) are set apart as `code`, so the words around them
+ * read as words and the names read as what to type (issue 40).
+ */
+export function withCodeWords(text: string): HTMLElement {
+  const parts = text.split(MACHINE_WORD);
+  return h('span', {}, ...parts.map((part, index) => (index % 2 === 1 ? h('code', {}, part) : part)));
 }
 
 /** Copies a value to the clipboard and says so beside the button. */

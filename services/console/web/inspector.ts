@@ -1,5 +1,5 @@
 import { api, errorText } from './api.ts';
-import { h, labelled, notice, replace, select, table } from './dom.ts';
+import { h, labelled, notice, replace, select, table, withCodeWords } from './dom.ts';
 
 type SchemaObject = {
   name: string;
@@ -26,16 +26,16 @@ function schemaAside(object: SchemaObject | undefined): HTMLElement {
     'aside',
     { class: 'schema', 'aria-label': `Schema of ${object.name}` },
     h('h3', {}, object.name),
-    h('p', {}, object.description),
+    h('p', {}, withCodeWords(object.description)),
     object.notes.length ? h('h4', {}, 'Notes') : null,
-    object.notes.length ? h('ul', {}, ...object.notes.map((note) => h('li', {}, note))) : null,
+    object.notes.length ? h('ul', {}, ...object.notes.map((note) => h('li', {}, withCodeWords(note)))) : null,
     h('h4', {}, 'Fields'),
     h(
       'dl',
       { class: 'fields' },
       ...object.fields.flatMap((field) => [
         h('dt', {}, h('code', {}, field.name), h('span', { class: 'muted' }, ` ${field.type}${field.unit ? `, ${field.unit}` : ''}${field.filterable ? '' : ', not filterable'}`)),
-        h('dd', {}, field.description, object.fieldDocs[field.name] ? h('span', { class: 'field-doc' }, ` ${object.fieldDocs[field.name]}`) : null),
+        h('dd', {}, withCodeWords(field.description), object.fieldDocs[field.name] ? h('span', { class: 'field-doc' }, ' ', withCodeWords(object.fieldDocs[field.name] ?? '')) : null),
       ]),
     ),
   );
@@ -114,7 +114,7 @@ export async function renderInspector(root: HTMLElement): Promise<void> {
     { class: 'inline-form', 'aria-label': 'Read live from the source' },
     labelled('Id (optional: one record)', liveId),
     h('button', { type: 'submit' }, 'Read live from the source'),
-    h('p', { class: 'hint' }, LIVE_READ_NOTE),
+    h('p', { class: 'hint' }, withCodeWords(LIVE_READ_NOTE)),
   );
   liveForm.addEventListener('submit', (event) => {
     event.preventDefault();

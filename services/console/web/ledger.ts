@@ -1,7 +1,7 @@
 import { api, ApiError, call, download, errorText } from './api.ts';
 import { chainVerificationLines, type ChainVerification } from './chain-verification.ts';
 import { toCsv } from './csv.ts';
-import { button, h, labelled, notice, replace, select, table, time } from './dom.ts';
+import { button, h, isolated, labelled, notice, replace, select, table, time } from './dom.ts';
 import { LEDGER_CSV_HEADERS, LEDGER_PAGE } from './texts.ts';
 import { SECTORS, type AuditRow } from './types.ts';
 
@@ -129,8 +129,8 @@ export async function renderLedger(root: HTMLElement): Promise<void> {
   function draw() {
     const cells = rows.map((row) => [
       time(row.created_at),
-      row.agent_id ?? h('span', { class: 'muted' }, '—'),
-      row.tool,
+      row.agent_id === null ? h('span', { class: 'muted' }, '—') : isolated(row.agent_id),
+      h('code', { class: 'tool' }, row.tool),
       row.sector ?? h('span', { class: 'muted' }, '—'),
       h('code', { class: 'args', title: JSON.stringify(row.args) }, JSON.stringify(row.args)),
       decisionCell(row),
