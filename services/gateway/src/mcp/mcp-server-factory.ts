@@ -1,5 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListToolsRequestSchema, type CallToolRequest, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Grant } from '@pcg/shared/grants';
 import { HttpError } from '@pcg/shared/http';
@@ -38,14 +38,10 @@ class ProtocolError extends Error {
   }
 }
 
-type CallToolHandler = Parameters<Server['setRequestHandler']>[1];
+const CALL_TOOL = 'tools/call';
 
-/** Protocol.prototype.setRequestHandler, which Server overrides for tools/call. */
-const protocolSetRequestHandler = (Object.getPrototypeOf(Server.prototype) as Pick<Server, 'setRequestHandler'>).setRequestHandler;
-
-function registerProtocolHandler(server: Server, schema: typeof CallToolRequestSchema, handler: (request: z.infer<typeof CallToolRequestSchema>, extra: Parameters<CallToolHandler>[1]) => Promise<CallToolResult>): void {
-  protocolSetRequestHandler.call(server, schema, handler);
-}
+/** The SDK's own answer to a method nobody handles (Protocol: -32601 `Method not found`). */
+const METHOD_NOT_FOUND = { code: ErrorCode.MethodNotFound, message: 'Method not found' };
 
 function errorResult(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
@@ -74,19 +70,22 @@ export function createMcpServer(deps: McpServerDeps, grant: Grant): Server {
   const names = [...byName.keys()];
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...deps.listing] }));
-  // Registered through Protocol's own setRequestHandler: Server's override wraps tools/call to parse the
-  // request again and the result against CallToolResultSchema, twice per call on the hot path. The router
-  // has checked the params with that same schema (request-validation.ts), and textResult/errorResult
-  // build only valid results (the tests read them through the SDK client, which validates them).
-  registerProtocolHandler(server, CallToolRequestSchema, async (request, extra) => {
-    const tool = byName.get(request.params.name);
+  // tools/call through the SDK's public `fallbackRequestHandler` (the handler for any method with none of its
+  // own), not `setRequestHandler`: Server wraps a tools/call handler set there to parse the request again and
+  // the result against CallToolResultSchema, twice per call on the hot path. The router has checked the params
+  // with that same schema (request-validation.ts), and textResult/errorResult build only valid results (the
+  // tests read them through the SDK client, which validates them). Any other method is the SDK's own answer.
+  server.fallbackRequestHandler = async (request, extra) => {
+    if (request.method !== CALL_TOOL) throw new ProtocolError(METHOD_NOT_FOUND.code, METHOD_NOT_FOUND.message);
+    const params = request.params as CallToolRequest['params'];
+    const tool = byName.get(params.name);
     if (!tool) {
-      const error = unknownToolError(request.params.name, names);
+      const error = unknownToolError(params.name, names);
       throw new ProtocolError(error.code, error.message, error.data);
     }
     const requestId = `${extra.sessionId ?? 'session'}:${String(extra.requestId)}`;
-    return runTool(deps, tool, request.params.arguments ?? {}, { kind: 'agent', grant, requestId });
-  });
+    return runTool(deps, tool, params.arguments ?? {}, { kind: 'agent', grant, requestId });
+  };
   return server;
 }
 
