@@ -11,20 +11,22 @@ import { pageSql } from '../../shared/src/query/query-sql.ts';
 import { freePort } from '../local-services/index.ts';
 import { insertBenchConnection, openBenchDatabase } from './bench-database.ts';
 import { runBench, sized, SMOKE, startChild } from './bench-run.ts';
-import { callTool, closeSession, openSession } from './mcp-client.ts';
+import { callTool, callToolModern, closeSession, openSession } from './mcp-client.ts';
 import { ms, printTable, summarize, timed } from './stats.ts';
 
 /**
- * bench:mcp — `query` tool calls per second and p50/p99 over 32 sessions through the gateway, side by
- * side in one run with (a) a bare SDK Streamable HTTP server whose one tool runs the same SQL and
- * (b) a plain fastify route running the same SQL; the memory of 512 idle sessions on both servers;
+ * bench:mcp — `query` tool calls per second and p50/p99 of both protocol eras, 32 calls in flight, side by
+ * side in one run: the gateway's sessions (2025 era) against a bare v1 SDK Streamable HTTP server (stateful,
+ * one McpServer per session) whose one tool runs the same SQL; the gateway's stateless lane (revision
+ * 2026-07-28) against a bare v2 SDK server (`createMcpHandler`, stateless) doing the same; and a plain
+ * fastify route running the same SQL; the memory of 512 idle sessions on both servers;
  * and, over a long run of calls, the gateway's heap after a forced collection every 50,000 calls.
  *
  * Sizes: BENCH_MCP_CALLS (6,000), BENCH_MCP_WARMUP (4,000 per target), BENCH_MCP_SOAK (500,000),
  * BENCH_MCP_HEAP_EVERY (50,000), BENCH_MCP_IDLE (512), BENCH_MCP_ROWS (100,000); BENCH_SMOKE=1 makes them
  * a few hundred.
  * BENCH_GATEWAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the gateway under this load;
- * BENCH_BARE_NODE_ARGS the bare SDK server.
+ * BENCH_BARE_NODE_ARGS the bare v1 SDK server, BENCH_BARE_V2_NODE_ARGS the bare v2 one.
  */
 const SESSIONS = 32;
 /** Turns the targets take at the calls, alternating (see below). */
@@ -146,6 +148,15 @@ await runBench(
       ipc: true,
     });
     const bareUrl = `http://127.0.0.1:${barePort}/mcp`;
+    const bareV2Port = String(await freePort());
+    const bareV2 = await startChild(path.join(root, 'scripts/bench/peers/bare-v2-server.ts'), 'ready', {
+      env: { DATABASE_URL: url, PORT: bareV2Port, BENCH_SQL: benchSql },
+      nodeArgs: [...probe, ...(process.env.BENCH_BARE_V2_NODE_ARGS ?? '').split(' ').filter(Boolean)],
+      ipc: true,
+    });
+    const bareV2Url = `http://127.0.0.1:${bareV2Port}/mcp`;
+    // The query tool mirrors its `object` argument in this header on the modern lane (x-mcp-header).
+    const paramHeaders = { 'mcp-param-object': input.object };
     const fastifyPort = String(await freePort());
     const plain = await startChild(path.join(root, 'scripts/bench/peers/plain-fastify-server.ts'), 'ready', { env: { DATABASE_URL: url, PORT: fastifyPort, BENCH_SQL: benchSql } });
 
@@ -182,7 +193,11 @@ await runBench(
     memory.push({ server: 'gateway / bare SDK', state: `cost of ${IDLE} idle sessions (target ≤ 1.2)`, rss_mb: costRatio('rss'), heap_used_mb: costRatio('heap'), heap_total_mb: '', external_mb: '' });
     printTable(`bench:mcp — resident memory and heap after a forced collection, ${IDLE} idle sessions`, memory);
 
-    const serverOf: Record<string, ChildProcess> = { 'gateway (auth, grant, audit)': gateway, 'bare SDK server': bare, 'plain fastify route': plain };
+    const GATEWAY = 'gateway (auth, grant, audit)';
+    const BARE = 'bare SDK server';
+    const GATEWAY_MODERN = 'gateway 2026-07-28 lane';
+    const BARE_V2 = 'bare v2 SDK server (stateless)';
+    const serverOf: Record<string, ChildProcess> = { [GATEWAY]: gateway, [BARE]: bare, [GATEWAY_MODERN]: gateway, [BARE_V2]: bareV2, 'plain fastify route': plain };
     const targets = {
       'gateway (auth, grant, audit)': async () => {
         const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => openSession(gatewayUrl, key)));
@@ -192,6 +207,8 @@ await runBench(
         const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => openSession(bareUrl)));
         return (loop: number) => callTool(bareUrl, sessions[loop] as string, 'query', {});
       },
+      [GATEWAY_MODERN]: async () => () => callToolModern(gatewayUrl, 'query', input, paramHeaders, key),
+      [BARE_V2]: async () => () => callToolModern(bareV2Url, 'query', input, paramHeaders),
       'plain fastify route': async () => async () => {
         const response = await fetch(`http://127.0.0.1:${fastifyPort}/query`, { method: 'POST' });
         await response.text();
@@ -229,16 +246,22 @@ await runBench(
       results[name] = { perSecond: total / entry.seconds, p99: latency.p99, cpu: entry.cpu / total };
       rows.push({ target: name, 'calls/s': Math.round(total / entry.seconds), p50_ms: ms(latency.p50), p99_ms: ms(latency.p99), 'server cpu ms/call': ms(entry.cpu / total) });
     }
-    const gw = results['gateway (auth, grant, audit)'];
-    const sdk = results['bare SDK server'];
-    rows.push({
-      target: 'gateway / bare SDK',
-      'calls/s': ms((gw?.perSecond ?? 0) / (sdk?.perSecond ?? 1)),
-      p50_ms: '',
-      p99_ms: ms((gw?.p99 ?? 0) / (sdk?.p99 ?? 1)),
-      'server cpu ms/call': ms((gw?.cpu ?? 0) / (sdk?.cpu ?? 1)),
-    });
-    printTable(`bench:mcp — query tool over ${SESSIONS} sessions, ${CALLS} calls (target: gateway ≥ 0.8 × bare SDK calls/s, p99 ≤ bare SDK's)`, rows);
+    // Each era against its own bare server; the targets: ≥ 1.0 × the bare server's calls/s, p99 ≤ 1.1 × its p99.
+    for (const [label, ours, theirs] of [
+      ['2025 era: gateway / bare v1 SDK', GATEWAY, BARE],
+      ['2026-07-28: gateway / bare v2 SDK', GATEWAY_MODERN, BARE_V2],
+    ] as const) {
+      const gw = results[ours];
+      const sdk = results[theirs];
+      rows.push({
+        target: label,
+        'calls/s': ms((gw?.perSecond ?? 0) / (sdk?.perSecond ?? 1)),
+        p50_ms: '',
+        p99_ms: ms((gw?.p99 ?? 0) / (sdk?.p99 ?? 1)),
+        'server cpu ms/call': ms((gw?.cpu ?? 0) / (sdk?.cpu ?? 1)),
+      });
+    }
+    printTable(`bench:mcp — query tool, ${SESSIONS} calls in flight (sessions in the 2025 era), ${CALLS} calls (targets per era: gateway ≥ 1.0 × its bare SDK server's calls/s, p99 ≤ 1.1 × its p99)`, rows);
 
     if (SOAK_CALLS > 0) {
       const soak: Array<Record<string, string | number>> = [];
@@ -246,7 +269,7 @@ await runBench(
       soak.push({ calls: 0, heap_mb: ms(first.heapMb), rss_mb: ms(first.rssMb), 'vs first': 1 });
       let firstAfterLoad: number | undefined;
       // The sessions of the rounds above, not 32 more.
-      const call = calls['gateway (auth, grant, audit)'] as (loop: number) => Promise<void>;
+      const call = calls[GATEWAY] as (loop: number) => Promise<void>;
       const { perSecond } = await load(SOAK_CALLS, call, {
         step: HEAP_EVERY,
         every: async (done) => {
