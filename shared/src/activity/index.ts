@@ -1,0 +1,6 @@
+export * from './activity-rules.ts';
+export * from './activity-rollup.ts';
+export * from './connection-alerts.ts';
+export * from './activity-deriver.ts';
+export * from './activity-reads.ts';
+export * from './alerts.ts';
