@@ -1,3 +1,4 @@
+import { createActivityDeriver } from '@pcg/shared/activity';
 import { loadAuditChainKey, type AuditChainKey } from '@pcg/shared/crypto';
 import { describeDatabaseUrl } from '@pcg/shared/db';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
@@ -40,6 +41,9 @@ export async function startAuditWriter(config: AuditWriterConfig, log: Logger): 
   const publisher = startMetricsPublisher({ redis: infra.redis, metrics, service: 'audit-writer', everyMs: config.METRICS_PUBLISH_MS, log });
   const anchors = createAnchorKeeper({ head: writer.head, db: infra.db, key: chainKey, dataDir: config.DATA_DIR, log, intervalMs: config.AUDIT_ANCHOR_MS });
   anchors.start();
+  // The activity rollup and alerts (design 8.5): counted from the rows this process committed, on a timer of its own.
+  const activity = createActivityDeriver({ db: infra.db, log });
+  activity.start();
   return {
     ...infra,
     writer,
@@ -47,6 +51,7 @@ export async function startAuditWriter(config: AuditWriterConfig, log: Logger): 
     address: `${describeRedisUrl(config.REDIS_URL)} (prefix ${config.REDIS_PREFIX}) -> ${describeDatabaseUrl(config.DATABASE_URL)}`,
     async close() {
       await writer.close();
+      await activity.close();
       await publisher.stop();
       await anchors.close();
       await infra.close();
