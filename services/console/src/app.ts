@@ -19,6 +19,7 @@ import { createSourcesDeps } from './connections/index.ts';
 import { answerFrameworkErrors, MAX_PATH_PARAM_LENGTH } from './framework-errors.ts';
 import { registerHostCheck } from './host-check/host-check.ts';
 import { registerAccountMatchRoutes } from './routes/account-matches.ts';
+import { registerActivityRoutes } from './routes/activity.ts';
 import { registerAgentRoutes } from './routes/agents.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { createLedgerVerifier, registerAuditVerifyRoute } from './routes/audit-verify.ts';
@@ -117,6 +118,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerHealthzRoute(app);
   registerAgentRoutes(app, { agents });
   registerAuditRoutes(app, { db });
+  registerActivityRoutes(app, { db });
   const verifier = createLedgerVerifier({ db, dataDir: config.DATA_DIR });
   registerAuditVerifyRoute(app, { verifier });
   registerMirrorRoutes(app, { reads, resolveAuthorization });
