@@ -113,6 +113,30 @@ const contrast = (one: string, two: string) => {
   return (light + 0.05) / (dark + 0.05);
 };
 
+describe('a first run that leads', { tags: ['needs-chromium'] }, () => {
+  it('with nothing connected, the agents and connections screens lead through connect a source, create an agent and copy the snippet, and say what npm run demo does', async () => {
+    for (const screen of ['agents', 'connections'] as const) {
+      const opened = await open(screen);
+      const { page } = opened;
+      await settled(page);
+      const guide = page.getByRole('region', { name: 'Getting started' });
+      await guide.waitFor();
+      const steps = await guide.locator('ol > li').allInnerTexts();
+      expect(steps).toHaveLength(3);
+      expect(steps[0]).toMatch(/^Connect a source/);
+      expect(steps[1]).toMatch(/^Create an agent/);
+      expect(steps[2]).toMatch(/^Copy the snippet for your client/);
+      // Each step is a link to where it is done.
+      expect(await guide.getByRole('link', { name: 'Add a source' }).getAttribute('href')).toBe('#connections?add');
+      expect(await guide.getByRole('link', { name: 'Create an agent' }).getAttribute('href')).toBe('#agents');
+      expect(await guide.innerText()).toContain('npm run demo');
+      expect(await guide.innerText()).toMatch(/demo hub.*demo phone/is);
+      await screenshot(page, `first-run-${screen}`);
+      await done(opened);
+    }
+  });
+});
+
 describe('every screen with data, in both themes and at both widths', { tags: ['needs-chromium'] }, () => {
   beforeAll(async () => {
     await seedDemo(testEnv.db);
@@ -209,6 +233,30 @@ describe('every screen with data, in both themes and at both widths', { tags: ['
     for (const right of boxes) expect(right).toBeLessThanOrEqual(390);
     expect(await row.locator('td').last().isVisible()).toBe(true);
     await done(opened);
+  });
+
+  it('a refusal is said in words about the data; the Console\'s own words, field names and all, only under a details element', async () => {
+    const opened = await open('settings');
+    const { page } = opened;
+    const form = page.getByRole('form', { name: 'Time zone' });
+    await form.getByLabel('Time zone (IANA name)').fill('+02:00');
+    await form.getByRole('button', { name: /^Save/ }).first().click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    const raw = await alert.locator('details code').textContent();
+    // What the route answered (spec-side text) is kept, folded away.
+    expect(raw).toContain('send null');
+    expect(raw).toMatch(/^timeZone must be/);
+    const visible = await page.evaluate<string>(`(() => {
+      const copy = document.querySelector('[role="alert"]').cloneNode(true);
+      copy.querySelector('details')?.remove();
+      return copy.textContent;
+    })()`);
+    expect(visible).toMatch(/^The time zone must be an IANA time zone name/);
+    expect(visible).not.toMatch(/send null|timeZone|invalid body/);
+    expect(await alert.locator('details').getAttribute('open')).toBeNull();
+    await screenshot(page, 'settings-refusal-in-words');
+    await closeScreen(opened, { refused: [400] });
   });
 
   it('a right-to-left override in a display name does not reorder the text around it, is shown as a visible mark, and a 200-character unbroken name does not spill', async () => {

@@ -1,5 +1,5 @@
 import { api, errorText } from './api.ts';
-import { button, h, notice, replace, table, time } from './dom.ts';
+import { button, h, isolated, notice, replace, table, time } from './dom.ts';
 import { MATCH_HINT } from './texts.ts';
 import type { AccountMatch as MatchView, MatchSide } from './types.ts';
 
@@ -15,7 +15,7 @@ function sideText(side: MatchSide): HTMLElement {
     { class: 'match-side' },
     h('strong', {}, accountName(side)),
     h('span', { class: 'muted' }, ` · ${lastFour(side)}`),
-    h('div', { class: 'muted' }, `${side.connectionName} (${side.provider})`),
+    h('div', { class: 'muted' }, isolated(side.connectionName)),
   );
 }
 

@@ -1,5 +1,6 @@
 import { api, errorText } from './api.ts';
-import { button, copyButton, h, labelled, notice, replace, select, table, time } from './dom.ts';
+import { button, copyButton, h, isolated, labelled, notice, replace, select, table, time } from './dom.ts';
+import { firstRunGuide } from './first-run.ts';
 import { CLOUD_KEYS_NOTE, EXPIRY_CHOICES, KEY_ONCE, SESSIONS_END } from './texts.ts';
 import { SECTORS, type Agent, type IssuedKey } from './types.ts';
 
@@ -147,7 +148,7 @@ export async function renderAgents(root: HTMLElement): Promise<void> {
         }),
       );
       return [
-        h('strong', {}, agent.name),
+        h('strong', {}, isolated(agent.name)),
         sectorsText(agent),
         h('span', { class: `state ${agent.status}` }, agent.status),
         time(agent.expiresAt, 'never'),
@@ -155,7 +156,7 @@ export async function renderAgents(root: HTMLElement): Promise<void> {
         h('div', {}, acts, holder),
       ];
     });
-    replace(listArea, table('Agents', ['Name', 'Sectors', 'State', 'Expires', 'Created', 'Acts'], rows, 'No agents yet: create one above.'));
+    replace(listArea, table('Agents', ['Name', 'Sectors', 'State', 'Expires', 'Created', 'Acts'], rows, 'No agents yet: create one above.'), agents.length === 0 ? await firstRunGuide() : null);
   }
 
   const keyArea = h('div', { class: 'key-area' });

@@ -1,3 +1,4 @@
+import { firstRunGuide } from './first-run.ts';
 import { api, errorText } from './api.ts';
 import { button, copyButton, h, isolated, labelled, notice, replace, time, uid } from './dom.ts';
 import { linkConnectParts } from './link.ts';
@@ -244,7 +245,8 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
     }
   }
 
-  function card(connection: Connection): HTMLElement {
+  /** `inSignIn`: the card sits under its sign-in's heading, which already names the provider (named once). */
+  function card(connection: Connection, inSignIn = false): HTMLElement {
     const path = `/api/connections/${connection.id}`;
     const provider = providers.find((candidate) => candidate.kind === connection.provider);
     const holder = h('div', { class: 'row-panel' });
@@ -336,7 +338,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
     return h(
       'article',
       { class: `card${needsPerson ? ' needs-person' : ''}`, 'aria-label': connection.displayName, 'data-connection': connection.id, tabIndex: -1 },
-      h('h4', {}, isolated(connection.displayName), h('span', { class: 'muted' }, ` · ${connection.providerName} · ${connection.sector}`)),
+      h('h4', {}, isolated(connection.displayName), h('span', { class: 'muted' }, inSignIn ? ` · ${connection.sector}` : ` · ${connection.providerName} · ${connection.sector}`)),
       needsPerson ? notice(replacesToken ? 'Its token or password was refused: replace it below.' : 'Its sign-in was refused: sign in again below.', 'warning') : null,
       h(
         'dl',
@@ -350,7 +352,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
         h('dt', {}, 'Next sync'),
         h('dd', { 'data-next-sync': '' }, nextSync(connection)),
         h('dt', {}, 'Last error'),
-        h('dd', { class: connection.lastError ? 'error-text' : 'muted' }, connection.lastError ?? 'none'),
+        h('dd', { class: connection.lastError ? 'error-text' : 'muted' }, connection.lastError ? isolated(connection.lastError) : 'none'),
         connection.consentExpiresAt ? h('dt', {}, 'Bank consent expires') : null,
         connection.consentExpiresAt ? h('dd', { 'data-consent-expires': connection.consentExpiresAt }, time(connection.consentExpiresAt, 'never')) : null,
         connection.ingestPath ? h('dt', {}, 'Push URL') : null,
@@ -372,19 +374,19 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
       h('h3', {}, title),
       facts,
       acts,
-      connections.length === 0 ? h('p', { class: 'empty' }, 'No connections left on this sign-in.') : h('div', { class: 'cards' }, ...connections.map(card)),
+      connections.length === 0 ? h('p', { class: 'empty' }, 'No connections left on this sign-in.') : h('div', { class: 'cards' }, ...connections.map((connection) => card(connection, data['data-sign-in'] !== ''))),
     );
   }
 
   function signInGroup(signIn: SignIn, connections: Connection[]): HTMLElement {
     const facts = h(
-      'p',
+      'div',
       { class: 'sign-in-facts' },
       h('span', { class: `state ${signIn.status}` }, signIn.status.replaceAll('_', ' ')),
-      signIn.grantedScopes.length > 0 ? ` · granted ${signIn.grantedScopes.join(' ')}` : '',
       ' · last refresh ',
       time(signIn.lastRefreshedAt, 'never'),
-      signIn.lastError ? h('span', { class: 'error-text' }, ` · ${signIn.lastError}`) : null,
+      signIn.lastError ? h('span', { class: 'error-text' }, ' · ', isolated(signIn.lastError)) : null,
+      signIn.grantedScopes.length > 0 ? h('details', { class: 'scopes' }, h('summary', {}, `What the sign-in may read (${signIn.grantedScopes.length})`), h('code', {}, signIn.grantedScopes.join(' '))) : null,
     );
     const acts = h(
       'div',
@@ -402,7 +404,7 @@ export async function renderConnections(root: HTMLElement): Promise<void> {
     try {
       const [{ connections }, { signIns }] = await Promise.all([api<{ connections: Connection[] }>('GET', '/api/connections'), api<{ signIns: SignIn[] }>('GET', '/api/sign-ins')]);
       if (connections.length === 0 && signIns.length === 0) {
-        replace(listArea, h('p', { class: 'empty' }, 'No connections yet: add a source to start.'));
+        replace(listArea, h('p', { class: 'empty' }, 'No connections yet: add a source to start.'), await firstRunGuide());
         return;
       }
       const held = new Set(signIns.map((signIn) => signIn.id));

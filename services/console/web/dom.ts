@@ -58,9 +58,39 @@ export function time(iso: string | null | undefined, empty = '—'): HTMLElement
   return h('time', { dateTime: at.toISOString(), title: `${at.toISOString().replace('T', ' ').replace('Z', ' UTC')}` }, local);
 }
 
-/** A status line that screen readers announce; `kind` colours it. */
+/** API text (issue 40): a snake_case name, a route, a quoted field path, a body's field, or a request refused as a whole. */
+const API_TEXT = /\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\/api\/|\b(GET|POST|PATCH|PUT|DELETE) \/|'[A-Za-z0-9_.[\]-]+'|^[Ii]nvalid (body|query|params|request)\b|\bsend (null|true|false)\b|^[a-z]+[A-Z][A-Za-z]* /;
+
+/** The body fields a refusal may open with, in words. */
+const FIELD_WORDS: Record<string, string> = {
+  timeZone: 'The time zone',
+  publicOrigin: 'The public address',
+  syncIntervalMinutes: 'The sync interval',
+  displayName: 'The name',
+  expiresInDays: 'The expiry',
+};
+
+/**
+ * A message in words: a message with API text in it is said as a sentence (its plain opening clause, or a
+ * general one), and the Console's own words are kept under a details element for whoever needs them.
+ */
+export function inWords(text: string): { sentence: string; raw: string | null } {
+  if (!API_TEXT.test(text)) return { sentence: text, raw: null };
+  const named = text.replace(/^([a-z]+[A-Z][A-Za-z]*) /, (whole, field: string) => (FIELD_WORDS[field] ? `${FIELD_WORDS[field]} ` : whole));
+  const opening = (named.split(/; |: |\(/)[0] ?? '').trim().replace(/[.,]$/, '');
+  const sentence = opening && !API_TEXT.test(opening) && !/^invalid\b/i.test(opening) ? `${opening}.` : 'The Console could not do this with what was sent: check the values and try again.';
+  return { sentence, raw: text };
+}
+
+/** A status line that screen readers announce; `kind` colours it. API text is kept under a details element. */
 export function notice(text: string, kind: 'ok' | 'error' | 'warning' | 'info' = 'info'): HTMLElement {
-  return h('p', { class: `notice ${kind}`, role: kind === 'error' ? 'alert' : 'status' }, text);
+  const { sentence, raw } = inWords(text);
+  return h(
+    raw === null ? 'p' : 'div',
+    { class: `notice ${kind}`, role: kind === 'error' ? 'alert' : 'status' },
+    sentence,
+    raw === null ? null : h('details', { class: 'raw-answer' }, h('summary', {}, 'The Console’s answer, as sent'), h('code', {}, raw)),
+  );
 }
 
 export function button(text: string, onClick: (event: Event) => void, props: Props = {}): HTMLButtonElement {

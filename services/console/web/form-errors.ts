@@ -1,4 +1,4 @@
-import { h } from './dom.ts';
+import { h, notice } from './dom.ts';
 import { fieldErrorsOf, fieldNameOf } from './field-errors.ts';
 
 type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
@@ -61,7 +61,7 @@ export function formErrors(form: HTMLFormElement, general: HTMLElement) {
         } else unplaced.push(`${path}: ${texts.join('; ')}`);
       }
       const top = [rest, ...unplaced].filter(Boolean).join(' ');
-      if (top) general.replaceChildren(h('p', { class: 'notice error', role: 'alert' }, top));
+      if (top) general.replaceChildren(notice(top, 'error'));
       if (firstPlaced) firstPlaced.focus();
       else general.scrollIntoView({ block: 'nearest' });
     },

@@ -1,5 +1,5 @@
 import { api, errorText } from './api.ts';
-import { button, h, notice, replace, table, time } from './dom.ts';
+import { button, h, isolated, notice, replace, table, time } from './dom.ts';
 import { cardLink } from './connection-links.ts';
 import type { Status, StatusProblem, Unavailable } from './types.ts';
 
@@ -95,7 +95,7 @@ export async function renderStatus(root: HTMLElement): Promise<void> {
     : table(
         'Failed sync jobs, last 24 hours',
         ['Connection', 'Failed at', 'Attempts', 'Error'],
-        status.failedJobs.map((job) => [job.connectionId ? cardLink(job.connectionId, job.connectionName ?? job.connectionId) : h('span', { class: 'muted' }, 'a removed connection'), time(job.failedAt), job.attempts, h('span', { class: 'error-text' }, job.error)]),
+        status.failedJobs.map((job) => [job.connectionId ? cardLink(job.connectionId, job.connectionName ?? job.connectionId) : h('span', { class: 'muted' }, 'a removed connection'), time(job.failedAt), job.attempts, h('span', { class: 'error-text' }, isolated(job.error))]),
         'No sync job failed in the last 24 hours.',
       );
   const connections = isDown(status.connections)
