@@ -33,7 +33,7 @@ type Reply = { id: number; canonical?: string[]; error?: string };
  * Puts a large batch's args in canonical form on a helper thread, a chunk at a time, while the writer's
  * own thread links the chunks already done and Postgres stores the ones before (issue 44): parsing and
  * ordering `args` is the largest part of a flush's work that needs no chain head. The thread is started on
- * the first large batch and does not keep the process alive. Every chunk's promise has a handler attached,
+ * the first large batch and keeps the process alive only while chunks are out. Every chunk's promise has a handler attached,
  * so a chunk nobody awaits (its flush failed first) is not an unhandled rejection.
  */
 export function createCanonicalArgsHelper() {
@@ -50,10 +50,11 @@ export function createCanonicalArgsHelper() {
   function started(): Worker {
     if (worker) return worker;
     const created = new Worker(new URL('./audit-canonical-worker.ts', import.meta.url));
-    created.unref();
     created.on('message', ({ id, canonical, error }: Reply) => {
       const pending = waiting.get(id);
       waiting.delete(id);
+      // Idle, the thread keeps no process alive; with chunks out, it does (they may be all the process waits on).
+      if (waiting.size === 0) created.unref();
       if (canonical) pending?.resolve(canonical);
       else pending?.reject(new Error(error ?? 'the canonical args helper gave no answer'));
     });
@@ -69,6 +70,7 @@ export function createCanonicalArgsHelper() {
     chunks(rows: readonly QueuedAuditRow[]): CanonicalChunks {
       if (rows.length < HELPER_MIN_ROWS) return canonicalChunksHere(rows);
       const thread = started();
+      thread.ref();
       const chunks: Array<Promise<readonly string[]>> = [];
       for (let start = 0; start < rows.length; start += COPY_CHUNK_ROWS) {
         const id = (nextId += 1);
