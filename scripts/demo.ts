@@ -117,19 +117,19 @@ async function main(): Promise<void> {
   });
   say(`synced: the hub's entities are in the cache, and ${synced.actionCount} actions are listed (home.<domain>.<service>)`);
 
-  // The bank-link bridge: a setup token is claimed once, after its claim host is shown. The sync-worker
-  // accepts this local (http, loopback) bridge only with SIMPLEFIN_ALLOW_LOOPBACK=true in its environment.
+  // The bank-link bridge: a setup token is claimed once, after its claim host is shown. A demo claim (from
+  // this machine, of a bridge on loopback) lets the sync-worker take this local http bridge for it alone.
   const bridge = await startSimplefinDouble();
   const setupToken = bridge.issueSetupToken();
   const claimAt = `${consoleBase}/api/connect/simplefin/claim`;
   const claimBody = (body: Record<string, unknown>) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const shown = (await (await fetch(claimAt, claimBody({ setupToken }))).json()) as { claimHost?: string };
   say(`demo bank-link bridge on ${bridge.url}; its setup token claims at ${shown.claimHost ?? '?'}`);
-  const claimed = (await (await fetch(claimAt, claimBody({ setupToken, confirmHost: shown.claimHost, displayName: 'Demo bridge' }))).json()) as { status?: string; error?: string; connections?: Array<{ id: string }> };
+  const claimed = (await (await fetch(claimAt, claimBody({ setupToken, confirmHost: shown.claimHost, displayName: 'Demo bridge', demo: true }))).json()) as { status?: string; error?: string; connections?: Array<{ id: string }> };
   const bridgeConnections = claimed.status === 'signed_in' ? (claimed.connections ?? []).map((row) => row.id) : [];
   await replaceEarlier('simplefin', bridgeConnections);
   ledger.add(bridgeConnections);
-  say(claimed.status === 'signed_in' ? 'claimed the setup token once: every bank at the bridge is one finance connection' : `the bridge claim was refused: ${claimed.error ?? 'unknown'} (set SIMPLEFIN_ALLOW_LOOPBACK=true for the local bridge)`);
+  say(claimed.status === 'signed_in' ? 'claimed the setup token once: every bank at the bridge is one finance connection' : `the bridge claim was refused: ${claimed.error ?? 'unknown'}`);
 
   const redisUrl = await findRedis();
   const live = await createLiveRequester({ REDIS_URL: redisUrl, REDIS_PREFIX: process.env.REDIS_PREFIX ?? 'pcg:' }, createLogger({ name: 'demo', level: 'warn' }));

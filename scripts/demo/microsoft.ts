@@ -1,25 +1,24 @@
 import { seedGraphDemo, startGraphDouble } from '@pcg/testkit/doubles';
+import { startDemoSignIn } from './demo-sign-in-start.ts';
 
 const CLIENT = { clientId: 'demo-client', clientSecret: 'demo-secret' };
 
 /**
  * The demo Microsoft account: the Graph double on a fixed port, seeded, and signed in through the Console
- * as a browser would (start, consent, callback with the cookie). The gateway reads the provider's
- * addresses at start, so it must run with MICROSOFT_LOGIN_BASE_URL and MICROSOFT_GRAPH_BASE_URL set to
- * this double's origin (e.g. in .env); otherwise this says so and signs nothing in.
+ * as a browser would (a demo start marked with the double's origin for both Microsoft origins, consent,
+ * callback with the cookie), so the gateway needs no setting for it.
  */
 export async function connectDemoMicrosoft(consoleBase: string, port: number, say: (line: string) => void): Promise<{ connectionIds: string[]; close(): Promise<void> } | undefined> {
   const graph = await startGraphDouble(CLIENT, { port });
   seedGraphDemo(graph);
   const saved = await fetch(`${consoleBase}/api/connect/microsoft/app`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(CLIENT) });
-  const start = await fetch(`${consoleBase}/api/connect/microsoft/start`, { redirect: 'manual' });
-  const location = start.headers.get('location') ?? '';
-  if (saved.status !== 204 || !location.startsWith(graph.url)) {
-    say(`Microsoft demo skipped: start the gateway with MICROSOFT_LOGIN_BASE_URL=${graph.url} and MICROSOFT_GRAPH_BASE_URL=${graph.url}`);
+  const start = await startDemoSignIn(consoleBase, 'microsoft', { MICROSOFT_LOGIN_BASE_URL: graph.url, MICROSOFT_GRAPH_BASE_URL: graph.url });
+  if (saved.status !== 204 || 'refused' in start || !start.location.startsWith(graph.url)) {
+    say(`Microsoft demo skipped: ${'refused' in start ? start.refused : `the Console did not send the sign-in to ${graph.url}`}`);
     await graph.close();
     return undefined;
   }
-  const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const { location, cookie } = start;
   const consent = await fetch(location, { redirect: 'manual' });
   const answer = await fetch(consent.headers.get('location') ?? '', { headers: { cookie } });
   const body = (await answer.json()) as { connections?: Array<{ id: string; sector: string }>; renewed?: boolean; error?: string };

@@ -11,8 +11,9 @@ import { startConsole, type RunningConsole } from '../../services/console/src/se
 import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts';
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
 
-// `npm run demo`'s Google account and wearable (issue 17): the doubles on the ports the gateway was
-// started with, signed in through the Console with no real account, and synced.
+// `npm run demo`'s Google account and wearable (issue 17): the doubles signed in through the Console with no
+// real account, and synced. Since issue 42 the gateway has no setting for them: each is a demo sign-in
+// marked with its double's loopback origin, and the doubles may be on any port.
 const testEnv = useTestEnvironment();
 const ports = { google: 0, wearable: 0 };
 let consoleService: RunningConsole;
@@ -25,8 +26,6 @@ beforeAll(async () => {
     CREDENTIALS_KEY: randomBytes(32).toString('base64'),
     REST_PORT: '0',
     SOURCE_TIMEOUT_MS: '2000',
-    GOOGLE_BASE_URL: `http://127.0.0.1:${ports.google}`,
-    WHOOP_BASE_URL: `http://127.0.0.1:${ports.wearable}`,
   });
   worker = await startSyncWorker(loadConfig(syncWorkerConfigSchema, env), createCapturingLogger('sync-worker').log);
   consoleService = await startConsole(loadConfig(consoleConfigSchema, env), createCapturingLogger('console').log, { audit: { record: () => undefined } });
@@ -37,15 +36,7 @@ afterAll(async () => {
 });
 
 describe('npm run demo: a demo Google account and a demo wearable', () => {
-  it('says how to start the gateway, and connects nothing, when it does not point at the demo doubles', async () => {
-    const lines: string[] = [];
-    const demo = await connectDemoGoogleAndWearable(consoleService.address, { google: await freePort(), wearable: await freePort() }, (line) => lines.push(line));
-    await demo.close();
-    expect(lines.filter((line) => line.includes('demo skipped: start the gateway with'))).toHaveLength(3);
-    expect(await createConnectionQueries(testEnv.db).list()).toEqual([]);
-  });
-
-  it('signs in Google (calendar and contacts), Gmail and the wearable with no real account, and each connection syncs', async () => {
+  it('signs in Google (calendar and contacts), Gmail and the wearable with no real account and no setting on the gateway, and each connection syncs', async () => {
     const lines: string[] = [];
     const demo = await connectDemoGoogleAndWearable(consoleService.address, ports, (line) => lines.push(line));
     try {
@@ -55,6 +46,13 @@ describe('npm run demo: a demo Google account and a demo wearable', () => {
       await waitFor(async () => ((await createConnectionQueries(testEnv.db).list()).every((row) => row.last_synced_at && !row.last_error) ? true : undefined), 20_000, 'every demo connection synced');
       const count = async (table: string) => Number(await testEnv.db.oneFirst(sql.unsafe`SELECT count(*) FROM ${sql.identifier([table])}`));
       for (const table of ['calendar_events', 'contacts_entries', 'mail_messages', 'health_workouts']) expect(await count(table), table).toBeGreaterThan(0);
+      // Each sign-in holds its double's origin as its demo mark, and nothing else points anywhere.
+      const marks = await testEnv.db.any(sql.unsafe`SELECT provider, demo_endpoints FROM sign_ins ORDER BY provider`);
+      expect(marks).toEqual([
+        { provider: 'gmail', demo_endpoints: { GOOGLE_BASE_URL: `http://127.0.0.1:${ports.google}` } },
+        { provider: 'google', demo_endpoints: { GOOGLE_BASE_URL: `http://127.0.0.1:${ports.google}` } },
+        { provider: 'whoop', demo_endpoints: { WHOOP_BASE_URL: `http://127.0.0.1:${ports.wearable}` } },
+      ]);
     } finally {
       await demo.close();
     }

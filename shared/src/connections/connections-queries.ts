@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { OPERATOR_USER_ID } from '../db/operator-user.ts';
+import { DemoEndpointsSchema, type DemoEndpoints } from '../providers/demo-endpoints.ts';
 import { ConnectionRowSchema, IngestRowSchema, type ConnectionRow, type IngestRow, type NewConnection } from './connections-types.ts';
 
 type Json = Parameters<typeof sql.jsonb>[0];
@@ -15,8 +16,8 @@ const COLUMNS = sql.fragment`
   c.created_at, c.updated_at`;
 
 /** A sign-in deleted with its last connection, as it was stored. */
-export type RemovedSignIn = { id: string; provider: string; sealedCredentials: Buffer };
-const RemovedRowSchema = z.object({ sign_in_id: z.string().nullable(), provider: z.string().nullable(), credentials: z.instanceof(Buffer).nullable() });
+export type RemovedSignIn = { id: string; provider: string; sealedCredentials: Buffer; demoEndpoints: DemoEndpoints | null };
+const RemovedRowSchema = z.object({ sign_in_id: z.string().nullable(), provider: z.string().nullable(), credentials: z.instanceof(Buffer).nullable(), demo_endpoints: DemoEndpointsSchema.nullable() });
 
 const MINE = sql.fragment`c.user_id = ${OPERATOR_USER_ID}`;
 const ORDER = sql.fragment`ORDER BY c.sector, c.created_at, c.id`;
@@ -108,12 +109,12 @@ export function createConnectionQueries(db: CommonQueryMethods) {
         orphan AS (
           DELETE FROM sign_ins s WHERE s.id IN (SELECT sign_in_id FROM gone)
             AND NOT EXISTS (SELECT 1 FROM connections o WHERE o.sign_in_id = s.id AND o.id <> ${id}::uuid)
-          RETURNING s.id, s.provider, s.credentials
+          RETURNING s.id, s.provider, s.credentials, s.demo_endpoints
         )
-        SELECT o.id::text AS sign_in_id, o.provider, o.credentials FROM gone LEFT JOIN orphan o ON TRUE`);
+        SELECT o.id::text AS sign_in_id, o.provider, o.credentials, o.demo_endpoints FROM gone LEFT JOIN orphan o ON TRUE`);
       const [row] = rows;
       if (!row) return null;
-      return { signInGone: row.sign_in_id && row.provider && row.credentials ? { id: row.sign_in_id, provider: row.provider, sealedCredentials: row.credentials } : null };
+      return { signInGone: row.sign_in_id && row.provider && row.credentials ? { id: row.sign_in_id, provider: row.provider, sealedCredentials: row.credentials, demoEndpoints: row.demo_endpoints } : null };
     },
 
     /** The sealed credentials of a pulled connection (its sign-in's) and the id they are bound to; null for none. */

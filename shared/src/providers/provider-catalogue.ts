@@ -16,6 +16,7 @@ export * from './microsoft.ts';
 export * from './simplefin.ts';
 export * from './plaid.ts';
 export * from './provider-origins.ts';
+export * from './demo-endpoints.ts';
 export * from './whoop.ts';
 export * from './google.ts';
 export * from './gmail.ts';

@@ -1,6 +1,7 @@
 import type { JobsOptions } from 'bullmq';
 import { z } from 'zod';
 import { ActionInvokeRequestSchema, LiveFetchRequestSchema } from '../live/index.ts';
+import { DemoEndpointsSchema } from '../providers/demo-endpoints.ts';
 
 /**
  * The one catalogue of queues and jobs (design 4.8): names, zod payloads, attempts, backoff and retention.
@@ -67,6 +68,8 @@ export const OAuthExchangeJobSchema = z.object({
   codeVerifier: z.string().min(43).max(128).optional(),
   redirectUri: z.url(),
   signInId: z.uuid().optional(),
+  /** A demo's new sign-in (issue 42): the loopback stand-ins it is marked with and sent to. */
+  demoEndpoints: DemoEndpointsSchema.optional(),
   deadline,
 });
 export type OAuthExchangeJob = z.infer<typeof OAuthExchangeJobSchema>;
@@ -82,6 +85,8 @@ export const TokenClaimJobSchema = z.object({
   confirmHost: z.string().min(1).max(255),
   displayName: z.string().min(1).max(200).optional(),
   syncIntervalMinutes: z.number().int().positive().optional(),
+  /** A demo's claim (issue 42): the loopback bridge origin its new sign-in is marked with. */
+  demoEndpoints: DemoEndpointsSchema.optional(),
   deadline,
 });
 export type TokenClaimJob = z.infer<typeof TokenClaimJobSchema>;
@@ -95,6 +100,8 @@ export const LinkStartJobSchema = z.object({
   provider: z.string().min(1),
   completionRedirect: z.url({ protocol: /^https?$/ }),
   signInId: z.uuid().optional(),
+  /** A demo's new sign-in (issue 42): the loopback stand-ins it is marked with and sent to. */
+  demoEndpoints: DemoEndpointsSchema.optional(),
   deadline,
 });
 export type LinkStartJob = z.infer<typeof LinkStartJobSchema>;
@@ -108,6 +115,8 @@ export const LinkExchangeJobSchema = z.object({
   provider: z.string().min(1),
   linkToken: z.string().min(1).max(512),
   signInId: z.uuid().optional(),
+  /** A demo's new sign-in (issue 42): the loopback stand-ins it is marked with and sent to. */
+  demoEndpoints: DemoEndpointsSchema.optional(),
   deadline,
 });
 export type LinkExchangeJob = z.infer<typeof LinkExchangeJobSchema>;
@@ -122,6 +131,8 @@ export const ItemRemoveJobSchema = z.object({
   provider: z.string().min(1),
   signInId: z.uuid(),
   sealedCredentials: z.base64().min(1).max(8192),
+  /** A demo sign-in's stand-ins (issue 42): its item is removed at the demo's aggregator, never the real one. */
+  demoEndpoints: DemoEndpointsSchema.optional(),
 });
 export type ItemRemoveJob = z.infer<typeof ItemRemoveJobSchema>;
 

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { createConnectionQueries, type ConnectionRow } from '../connections/index.ts';
 import { createSignInQueries } from './sign-ins-queries.ts';
-import { NO_SECTORS_GRANTED, OTHER_ACCOUNT } from './sign-ins-types.ts';
+import { demoEndpointsKey, type DemoEndpoints } from '../providers/demo-endpoints.ts';
+import { DEMO_MARK_FIXED, NO_SECTORS_GRANTED, OTHER_ACCOUNT } from './sign-ins-types.ts';
 
 export type Grant = {
   provider: { kind: string; displayName: string; defaultSyncIntervalMinutes: number | null };
@@ -14,6 +15,8 @@ export type Grant = {
   grantedScopes: readonly string[];
   /** The sectors those scopes cover, by the provider's rule. */
   sectors: readonly string[];
+  /** A demo's sign-in (issue 42): its stand-ins, stored only when this grant makes the sign-in. */
+  demoEndpoints?: DemoEndpoints;
   /** Seals the grant's credentials for a sign-in id (their associated data). */
   seal(signInId: string): Buffer;
 };
@@ -54,10 +57,12 @@ export async function applyGrant(db: DatabasePool, grant: Grant): Promise<GrantO
       return { outcome: 'refused', message: `there is no ${grant.provider.displayName} sign-in to renew with that id` } as const;
     }
     if (target && (target.account_id === null || target.account_id !== grant.accountId)) return { outcome: 'refused', message: OTHER_ACCOUNT } as const;
+    const markOf = (endpoints: DemoEndpoints | null | undefined) => (endpoints ? demoEndpointsKey(endpoints) : null);
+    if (target && markOf(target.demo_endpoints) !== markOf(grant.demoEndpoints)) return { outcome: 'refused', message: DEMO_MARK_FIXED } as const;
 
     const signInId = target?.id ?? randomUUID();
     if (target) await signIns.replaceCredentials(signInId, grant.seal(signInId), { grantedScopes: grant.grantedScopes, accountId: grant.accountId });
-    else await signIns.insert({ id: signInId, provider: grant.provider.kind, sealed: grant.seal(signInId), grantedScopes: grant.grantedScopes, accountId: grant.accountId });
+    else await signIns.insert({ id: signInId, provider: grant.provider.kind, sealed: grant.seal(signInId), grantedScopes: grant.grantedScopes, accountId: grant.accountId, demoEndpoints: grant.demoEndpoints ?? null });
 
     const existing = target ? await connections.ofSignIn(signInId) : [];
     const have = new Set(existing.map((row) => row.sector));

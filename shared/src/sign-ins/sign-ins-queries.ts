@@ -2,10 +2,11 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { createConnectionQueries } from '../connections/index.ts';
 import { OPERATOR_USER_ID } from '../db/operator-user.ts';
+import type { DemoEndpoints } from '../providers/demo-endpoints.ts';
 import { SignInRowSchema, SignInWithConnectionsSchema, type SignInRow } from './sign-ins-types.ts';
 
 const COLUMNS = sql.fragment`
-  s.id::text AS id, s.provider, s.status, s.granted_scopes, s.account_id, s.last_refreshed_at, s.last_error, s.created_at, s.updated_at`;
+  s.id::text AS id, s.provider, s.status, s.granted_scopes, s.account_id, s.last_refreshed_at, s.last_error, s.demo_endpoints, s.created_at, s.updated_at`;
 const MINE = sql.fragment`s.user_id = ${OPERATOR_USER_ID}`;
 
 /** The SQL on `sign_ins` and `provider_apps`. `db` may be a pool or a transaction. */
@@ -30,10 +31,12 @@ export function createSignInQueries(db: CommonQueryMethods) {
     findByAccount: (provider: string, accountId: string) =>
       db.maybeOne(sql.type(SignInRowSchema)`SELECT ${COLUMNS} FROM sign_ins s WHERE ${MINE} AND s.provider = ${provider} AND s.account_id = ${accountId}`),
 
-    async insert(row: { id: string; provider: string; sealed: Buffer; grantedScopes: readonly string[]; accountId: string | null }): Promise<void> {
+    /** A new sign-in; `demoEndpoints` marks a demo's, here and only here (the column refuses any later change). */
+    async insert(row: { id: string; provider: string; sealed: Buffer; grantedScopes: readonly string[]; accountId: string | null; demoEndpoints?: DemoEndpoints | null }): Promise<void> {
       await db.query(sql.unsafe`
-        INSERT INTO sign_ins (id, user_id, provider, credentials, granted_scopes, account_id)
-        VALUES (${row.id}::uuid, ${OPERATOR_USER_ID}, ${row.provider}, ${sql.binary(row.sealed)}, ${sql.array([...row.grantedScopes], 'text')}, ${row.accountId})`);
+        INSERT INTO sign_ins (id, user_id, provider, credentials, granted_scopes, account_id, demo_endpoints)
+        VALUES (${row.id}::uuid, ${OPERATOR_USER_ID}, ${row.provider}, ${sql.binary(row.sealed)}, ${sql.array([...row.grantedScopes], 'text')}, ${row.accountId},
+          ${row.demoEndpoints ? sql.jsonb(row.demoEndpoints) : null})`);
     },
 
     /** The sealed credentials, bound to the sign-in's id; null when there is no such sign-in. */

@@ -1,9 +1,13 @@
 import { z } from 'zod';
+import { DemoEndpointsSchema } from '../providers/demo-endpoints.ts';
 
 /** Spec 7: what the Console says when a provider's sign-in returned no scope that covers a sector. */
 export const NO_SECTORS_GRANTED = 'the sign-in granted no sectors';
 
 /** A re-sign-in that the provider reports for another account than the one the sign-in holds. */
+/** A demo sign-in and an operator's sign-in never renew each other: the demo mark is never added nor taken off (issue 42). */
+export const DEMO_MARK_FIXED = 'a demo sign-in and an operator\'s sign-in are kept apart: the demo mark is set when a sign-in is made and never added to, or taken off, an existing one';
+
 export const OTHER_ACCOUNT =
   'the provider signed in another account than the one this sign-in holds; its data is kept apart: sign in with the same account, or remove these connections and connect the other account anew';
 
@@ -18,6 +22,8 @@ export const SignInRowSchema = z.object({
   account_id: z.string().nullable(),
   last_refreshed_at: z.string().nullable(),
   last_error: z.string().nullable(),
+  /** A demo sign-in's loopback stand-ins (issue 42), set when it was made; null for every other sign-in. */
+  demo_endpoints: DemoEndpointsSchema.nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 });

@@ -131,7 +131,12 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
     if (findProvider(signIn.provider)?.signIn !== 'link' || !deps.itemRemoval) return;
     const removal = deps.itemRemoval;
     try {
-      const jobId = await removal.removeItem({ provider: signIn.provider, signInId: signIn.id, sealedCredentials: signIn.sealedCredentials.toString('base64') });
+      const jobId = await removal.removeItem({
+        provider: signIn.provider,
+        signInId: signIn.id,
+        sealedCredentials: signIn.sealedCredentials.toString('base64'),
+        ...(signIn.demoEndpoints ? { demoEndpoints: signIn.demoEndpoints } : {}),
+      });
       deps.log.info({ signInId: signIn.id, provider: signIn.provider, jobId }, 'item removal handed to the sync-worker');
     } catch (error) {
       deps.log.warn({ err: error, signInId: signIn.id, provider: signIn.provider }, 'could not queue the removal of the item at the provider; remove it from the provider\'s dashboard');

@@ -2,12 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '@pcg/shared/http';
-import { findProvider } from '@pcg/shared/providers';
+import { findProvider, isLoopbackHost } from '@pcg/shared/providers';
 import { ConnectionViewSchema } from '../connections/connections-types.ts';
 import { callbackPathOf } from '../providers/provider-views.ts';
 import type { SignInService } from '../sign-ins/sign-in-service.ts';
 import { readCookie, SIGN_IN_STATE_TTL_S, signInCookieName } from '../sign-ins/sign-in-state.ts';
-import { CallbackQuerySchema, ClaimBodySchema, ProviderAppBodySchema, StartQuerySchema } from '../sign-ins/sign-in-types.ts';
+import { CallbackQuerySchema, ClaimBodySchema, DemoStartBodySchema, ProviderAppBodySchema, StartQuerySchema } from '../sign-ins/sign-in-types.ts';
 import { prefersHtml } from '../web/accepts-html.ts';
 import { signInResultPage, type SignInResultView } from '../web/sign-in-result-page.ts';
 
@@ -15,6 +15,12 @@ const Params = z.object({ provider: z.string().min(1).max(100).regex(/^[a-z0-9-]
 
 /** What a browser is told when the sign-in failed inside: never the internal text. */
 export const SIGN_IN_FAILED = 'the sign-in could not be completed; start it again';
+
+/** A demo's sign-in (issue 42) is asked for from this machine only: the socket's peer, never a header. */
+function refuseUnlessLocal(request: FastifyRequest): void {
+  const peer = (request.socket.remoteAddress ?? '').replace(/^::ffff:/i, '');
+  if (!isLoopbackHost(peer)) throw new HttpError(403, 'demo_not_local', 'a demo sign-in is started from this machine only');
+}
 
 const providerName = (kind: string) => findProvider(kind)?.displayName ?? kind;
 
@@ -69,6 +75,7 @@ export function registerConnectRoutes(app: FastifyInstance, signIns: SignInServi
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
+      if (request.body.demo) refuseUnlessLocal(request);
       return signIns.claim(request.params.provider, request.body, request.id);
     },
   );
@@ -81,6 +88,21 @@ export function registerConnectRoutes(app: FastifyInstance, signIns: SignInServi
       return reply.header('set-cookie', cookie).redirect(location, 302);
     });
   });
+
+  // A demo's new sign-in (issue 42), marked with its loopback stand-ins: asked from this machine only
+  // (the socket's peer, not a header), for stand-ins on this machine only (the body's schema).
+  routes.post(
+    '/api/connect/:provider/demo-start',
+    { schema: { params: Params, body: DemoStartBodySchema, response: { 200: z.object({ location: z.string() }) } } },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      refuseUnlessLocal(request);
+      const { provider } = request.params;
+      const { location, nonce } = await signIns.start(provider, `${request.protocol}://${request.host}`, undefined, request.body.endpoints);
+      reply.header('set-cookie', `${signInCookieName(provider)}=${nonce}; Path=${callbackPathOf(provider)}; Max-Age=${SIGN_IN_STATE_TTL_S}; HttpOnly; SameSite=Lax`);
+      return { location };
+    },
+  );
 
   routes.get(
     '/api/connect/:provider/callback',

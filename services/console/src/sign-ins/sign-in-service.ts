@@ -3,7 +3,7 @@ import { openCredentials, sealCredentials } from '@pcg/shared/crypto';
 import type { DatabasePool } from '@pcg/shared/db';
 import { ConflictError, HttpError, ValidationError } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
-import { findProvider, listProviders, realOrigins, SETUP_TOKEN_UNREADABLE, type ProviderDescriptor, type RebaseUrl } from '@pcg/shared/providers';
+import { findProvider, listProviders, realOrigins, rebaserFor, SETUP_TOKEN_UNREADABLE, DemoEndpointsSchema, type DemoEndpoints, type ProviderDescriptor, type RebaseUrl } from '@pcg/shared/providers';
 import { createAddressPolicy, DEFAULT_GATEWAY_PORTS, gatewayOwnPorts, type AddressPolicy } from '@pcg/shared/outbound';
 import type { SignInJobResult, SignInRequester } from '@pcg/shared/queues';
 import { createSignInQueries, providerAppContext, ProviderAppSchema, type ProviderApp } from '@pcg/shared/sign-ins';
@@ -106,9 +106,12 @@ export function createSignInService(deps: SignInServiceDeps) {
      * Starts a sign-in: the authorize address with exactly the descriptor's scopes, PKCE S256 where the
      * provider takes it, and a state bound to this browser by the returned cookie nonce. `signInId`
      * renews that sign-in; `origin` is the Console's own, where the provider sends the browser back.
+     * `demoEndpoints` (a demo's new sign-in, issue 42) sends this sign-in alone to those loopback stand-ins
+     * and marks the sign-in it makes with them; never with `signInId`.
      */
-    async start(kind: string, origin: string, signInId?: string): Promise<{ location: string; nonce: string }> {
-      if (signInProvider(kind).signIn === 'link') return startLink(kind, origin, signInId);
+    async start(kind: string, origin: string, signInId?: string, demoEndpoints?: DemoEndpoints): Promise<{ location: string; nonce: string }> {
+      if (demoEndpoints) refuseDemoEndpoints(demoEndpoints, signInId);
+      if (signInProvider(kind).signIn === 'link') return startLink(kind, origin, signInId, demoEndpoints);
       const provider = oauthProvider(kind);
       if ((await createSignInQueries(deps.db).sealedApp(provider.kind)) === null) {
         throw new ConflictError(`save ${provider.displayName}'s application credentials first: PUT /api/connect/${provider.kind}/app`);
@@ -116,8 +119,8 @@ export function createSignInService(deps: SignInServiceDeps) {
       const app = await appClientId(provider.kind);
       const redirectUri = `${origin}${callbackPathOf(provider.kind)}`;
       const pkce = provider.oauth.pkce ? pkcePair() : undefined;
-      const { state, nonce } = await states.open({ provider: provider.kind, redirectUri, codeVerifier: pkce?.verifier, signInId });
-      const url = new URL((deps.rebaseUrl ?? realOrigins)(provider.oauth.authorizeUrl));
+      const { state, nonce } = await states.open({ provider: provider.kind, redirectUri, codeVerifier: pkce?.verifier, signInId, ...(demoEndpoints ? { demoEndpoints } : {}) });
+      const url = new URL(rebaserFor(demoEndpoints, deps.rebaseUrl ?? realOrigins)(provider.oauth.authorizeUrl));
       const params: Record<string, string> = {
         ...provider.oauth.authorizeParams,
         response_type: 'code',
@@ -146,6 +149,7 @@ export function createSignInService(deps: SignInServiceDeps) {
       const refusedAddress = addressPolicy.urlRefusal(claimUrl);
       if (refusedAddress) throw new ValidationError(`this setup token claims at ${claimUrl.host}, which was refused: ${refusedAddress}; nothing was sent: create a setup token at your bridge and paste that one`);
       const claimHost = claimUrl.host;
+      const demoEndpoints = body.demo ? demoBridge(claimUrl) : undefined;
       if (body.confirmHost === undefined) return { status: 'confirm' as const, claimHost, https: claimUrl.protocol === 'https:' };
       if (body.confirmHost !== claimHost) throw new ConflictError(`this setup token claims at ${claimHost}; confirm that host to claim it`);
       if (!deps.requester) throw new SignInRefusedError(503, 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
@@ -155,6 +159,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         confirmHost: claimHost,
         ...(body.displayName ? { displayName: body.displayName } : {}),
         ...(body.syncIntervalMinutes ? { syncIntervalMinutes: body.syncIntervalMinutes } : {}),
+        ...(demoEndpoints ? { demoEndpoints } : {}),
       });
       if (result.status === 'refused') {
         record(kind, 'error', { claimHost, refused: result.reason }, requestId);
@@ -176,7 +181,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         throw new SignInRefusedError(400, 'sign_in_state_refused', SIGN_IN_STATE_REFUSED);
       }
       const renewing = pending.signInId !== undefined;
-      if (pending.linkToken !== undefined) return finishLink(kind, pending.linkToken, pending.signInId, requestId);
+      if (pending.linkToken !== undefined) return finishLink(kind, pending.linkToken, pending.signInId, requestId, pending.demoEndpoints);
       if (query.error !== undefined || !query.code) {
         const reason = /^[\w.-]{1,64}$/.test(query.error ?? '') ? query.error : 'no_code';
         record(kind, 'error', { renewing, refused: 'provider_refused', providerError: reason }, requestId);
@@ -189,6 +194,7 @@ export function createSignInService(deps: SignInServiceDeps) {
         codeVerifier: pending.codeVerifier,
         redirectUri: pending.redirectUri,
         signInId: pending.signInId,
+        ...(pending.demoEndpoints ? { demoEndpoints: pending.demoEndpoints } : {}),
       });
       if (result.status === 'refused') {
         record(kind, 'error', { renewing, refused: result.reason }, requestId);
@@ -210,7 +216,24 @@ export function createSignInService(deps: SignInServiceDeps) {
    * sends the browser to the callback with this sign-in's state (bound to this browser by the cookie);
    * `signInId` opens it in update mode, to repair that sign-in's bank login.
    */
-  async function startLink(kind: string, origin: string, signInId?: string): Promise<{ location: string; nonce: string }> {
+  /** A demo's stand-ins: a new sign-in's only, and none at one of the gateway's own ports (the outbound policy). */
+  function refuseDemoEndpoints(demoEndpoints: DemoEndpoints, signInId: string | undefined): void {
+    if (signInId) throw new ValidationError('a demo sign-in is always a new one: the demo mark is never added to an existing sign-in');
+    for (const origin of Object.values(demoEndpoints)) {
+      const refusal = origin ? addressPolicy.urlRefusal(new URL(origin)) : undefined;
+      if (refusal) throw new ValidationError(`endpoints: ${origin} was refused: ${refusal}`);
+    }
+  }
+
+  /** A demo's bridge: an http origin on loopback only (the schema), at none of the gateway's own ports. */
+  function demoBridge(claimUrl: URL): DemoEndpoints {
+    const parsed = DemoEndpointsSchema.safeParse({ SIMPLEFIN_BRIDGE_URL: claimUrl.origin });
+    if (!parsed.success) throw new ValidationError(`demo: a demo claim is for a bridge on this machine only (http on a loopback address), not ${claimUrl.host}`);
+    refuseDemoEndpoints(parsed.data, undefined);
+    return parsed.data;
+  }
+
+  async function startLink(kind: string, origin: string, signInId?: string, demoEndpoints?: DemoEndpoints): Promise<{ location: string; nonce: string }> {
     const provider = signInProvider(kind);
     if ((await createSignInQueries(deps.db).sealedApp(provider.kind)) === null) {
       throw new ConflictError(`save ${provider.displayName}'s application credentials first: PUT /api/connect/${provider.kind}/app`);
@@ -218,20 +241,20 @@ export function createSignInService(deps: SignInServiceDeps) {
     if (!deps.requester) throw new SignInRefusedError(503, 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
     const redirectUri = `${origin}${callbackPathOf(provider.kind)}`;
     const { state, nonce } = states.reserve();
-    const started = await deps.requester.linkStart({ provider: provider.kind, completionRedirect: `${redirectUri}?state=${encodeURIComponent(state)}`, ...(signInId ? { signInId } : {}) });
+    const started = await deps.requester.linkStart({ provider: provider.kind, completionRedirect: `${redirectUri}?state=${encodeURIComponent(state)}`, ...(signInId ? { signInId } : {}), ...(demoEndpoints ? { demoEndpoints } : {}) });
     if (started.status === 'refused') {
       record(kind, 'error', { renewing: signInId !== undefined, refused: started.reason });
       throw new SignInRefusedError(REFUSAL_STATUS[started.reason], started.reason, started.message);
     }
-    await states.open({ provider: provider.kind, redirectUri, linkToken: started.linkToken, signInId }, { state, nonce });
+    await states.open({ provider: provider.kind, redirectUri, linkToken: started.linkToken, signInId, ...(demoEndpoints ? { demoEndpoints } : {}) }, { state, nonce });
     return { location: started.hostedLinkUrl, nonce };
   }
 
   /** The browser came back from the hosted link: the sync-worker reads the session and seals the item's access token. */
-  async function finishLink(kind: string, linkToken: string, signInId: string | undefined, requestId?: string) {
+  async function finishLink(kind: string, linkToken: string, signInId: string | undefined, requestId?: string, demoEndpoints?: DemoEndpoints) {
     const renewing = signInId !== undefined;
     if (!deps.requester) throw new SignInRefusedError(503, 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
-    const result = await deps.requester.linkExchange({ provider: kind, linkToken, ...(signInId ? { signInId } : {}) });
+    const result = await deps.requester.linkExchange({ provider: kind, linkToken, ...(signInId ? { signInId } : {}), ...(demoEndpoints ? { demoEndpoints } : {}) });
     if (result.status === 'refused') {
       record(kind, 'error', { renewing, refused: result.reason }, requestId);
       throw new SignInRefusedError(REFUSAL_STATUS[result.reason], result.reason, result.message);

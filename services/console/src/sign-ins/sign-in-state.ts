@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Redis } from '@pcg/shared/redis';
+import { DemoEndpointsSchema } from '@pcg/shared/providers';
 import { z } from 'zod';
 
 /** How long a started sign-in may take at the provider before its state is stale, in seconds. */
@@ -12,6 +13,8 @@ const PendingSchema = z.object({
   signInId: z.uuid().optional(),
   /** A `link` sign-in: the aggregator's link token whose session the callback reads. */
   linkToken: z.string().max(512).optional(),
+  /** A demo's sign-in (issue 42): the stand-ins its new sign-in will be marked with. */
+  demoEndpoints: DemoEndpointsSchema.optional(),
   /** SHA-256 (hex) of the browser cookie's nonce. */
   binding: z.string(),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DemoEndpointsSchema } from '@pcg/shared/providers';
 import { pgText } from '@pcg/shared/validation';
 
 /** The body of `PUT /api/connect/:provider/app`: the provider's client id and secret; write-only. */
@@ -17,6 +18,9 @@ export const CallbackQuerySchema = z.object({
 
 export const StartQuerySchema = z.object({ signInId: z.uuid().optional() });
 
+/** The body of `POST /api/connect/:provider/demo-start`: the loopback stand-ins a new demo sign-in is marked with (issue 42). */
+export const DemoStartBodySchema = z.object({ endpoints: DemoEndpointsSchema });
+
 /** The body of `POST /api/connect/:provider/claim`: a one-time setup token and, once shown, the claim host it decodes to. */
 export const ClaimBodySchema = z.object({
   setupToken: pgText(z.string().trim().min(8).max(2048)),
@@ -24,5 +28,7 @@ export const ClaimBodySchema = z.object({
   confirmHost: pgText(z.string().trim().min(1).max(255)).optional(),
   displayName: pgText(z.string().trim().min(1).max(200)).optional(),
   syncIntervalMinutes: z.number().int().min(60).max(7 * 24 * 60).optional(),
+  /** A demo's claim (issue 42): taken from this machine only, for a bridge on loopback only, and marks the new sign-in. */
+  demo: z.literal(true).optional(),
 });
 export type ClaimBody = z.infer<typeof ClaimBodySchema>;

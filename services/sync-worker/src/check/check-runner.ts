@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import { checkAnswer, type CheckStep, type CredentialCheckResult } from '@pcg/shared/connections';
 import { openCredentials } from '@pcg/shared/crypto';
-import { findProvider } from '@pcg/shared/providers';
+import { createOriginRebaser, findProvider } from '@pcg/shared/providers';
 import type { ConnectionCheckJob, CredentialCheckJob, LiveJobResult } from '@pcg/shared/queues';
 import type { CacheWriter, ConnectorContext } from '../connectors/connector-types.ts';
 import { createSourceClient } from '../connectors/kit/source-client.ts';
@@ -90,7 +90,8 @@ export function createCheckRunner(deps: CheckRunnerDeps) {
     const log = deps.log.child({ connectionId: row.id, provider: row.provider, jobId: job.id, kind: 'check_connection' });
     const startedAt = Date.now();
     const steps: CheckStep[] = [];
-    const plan = plans[row.provider];
+    // A demo connection is checked at its sign-in's stand-ins (issue 42).
+    const plan = row.demo_endpoints ? checkPlans({ ...deps, rebaseUrl: createOriginRebaser(row.demo_endpoints) })[row.provider] : plans[row.provider];
     const probe = createCheckProbe({ signal, transport: plan?.givenAddress ? deps.givenAddressFetch : plan?.transport });
     const done = (): LiveJobResult => {
       log.info({ requests: probe.requests(), failedSteps: steps.filter((step) => !step.passed).map((step) => step.step) }, 'connection checked');

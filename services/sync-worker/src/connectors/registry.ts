@@ -1,4 +1,4 @@
-import { findProvider, GMAIL_API_BASE, GOOGLE_CALENDAR_API_BASE, GOOGLE_PEOPLE_API_BASE, MICROSOFT_GRAPH_API_BASE, PROVIDERS, realOrigins, WHOOP_API_BASE, type RebaseUrl } from '@pcg/shared/providers';
+import { createOriginRebaser, demoEndpointsKey, findProvider, GMAIL_API_BASE, type DemoEndpoints, GOOGLE_CALENDAR_API_BASE, GOOGLE_PEOPLE_API_BASE, MICROSOFT_GRAPH_API_BASE, PROVIDERS, realOrigins, WHOOP_API_BASE, type RebaseUrl } from '@pcg/shared/providers';
 import type { Connector } from './connector-types.ts';
 import type { CalendarWindow } from './google/calendar-sync.ts';
 import { createGmailConnector } from './gmail/gmail-connector.ts';
@@ -14,7 +14,8 @@ import { createWhoopConnector } from './whoop/whoop-connector.ts';
 import { createICloudConnector, type ICloudConnectorOptions } from './icloud/icloud-connector.ts';
 
 export type ConnectorRegistry = {
-  get(provider: string): Connector | undefined;
+  /** The provider's connector; for a demo sign-in's connection (`demoEndpoints`), one pointed at that sign-in's stand-ins. */
+  get(provider: string, demoEndpoints?: DemoEndpoints | null): Connector | undefined;
   all(): readonly Connector[];
 };
 
@@ -54,7 +55,7 @@ export const CONNECTORS: readonly Connector[] = defaultConnectors();
  * The connectors by provider kind. Refuses at boot a duplicate, a connector for an unknown provider,
  * a provider without a connector, and any read-only provider that declares actions (spec 1.8).
  */
-export function createConnectorRegistry(connectors: readonly Connector[] = defaultConnectors()): ConnectorRegistry {
+export function createConnectorRegistry(connectors: readonly Connector[] = defaultConnectors(), forDemo?: (rebaseUrl: RebaseUrl) => readonly Connector[]): ConnectorRegistry {
   const byKind = new Map<string, Connector>();
   for (const connector of connectors) {
     const kind = connector.provider.kind;
@@ -69,8 +70,21 @@ export function createConnectorRegistry(connectors: readonly Connector[] = defau
   for (const provider of PROVIDERS) {
     if (!byKind.has(provider.kind)) throw new Error(`no connector for provider '${provider.kind}'`);
   }
+  // A demo sign-in's stand-ins (issue 42): the same connectors built once per set of stand-ins; without a
+  // builder (a test's own list), a demo connection gets no connector and its sync says so.
+  const demoSets = new Map<string, ConnectorRegistry>();
+  const forStandIns = (demoEndpoints: DemoEndpoints): ConnectorRegistry | undefined => {
+    if (!forDemo) return undefined;
+    const key = demoEndpointsKey(demoEndpoints);
+    let set = demoSets.get(key);
+    if (!set) {
+      set = createConnectorRegistry(forDemo(createOriginRebaser(demoEndpoints)));
+      demoSets.set(key, set);
+    }
+    return set;
+  };
   return {
-    get: (provider) => byKind.get(provider),
+    get: (provider, demoEndpoints) => (demoEndpoints ? forStandIns(demoEndpoints)?.get(provider) : byKind.get(provider)),
     all: () => [...byKind.values()],
   };
 }

@@ -25,7 +25,7 @@ export function createLiveRunner(deps: LiveRunnerDeps) {
     const connection = await deps.store.load(data.connectionId);
     if (!connection) return failed('the connection no longer exists');
     if (connection.status !== 'active' && connection.status !== 'error') return failed(`the connection is ${connection.status.replace('_', ' ')}`);
-    const connector = deps.registry.get(connection.provider);
+    const connector = deps.registry.get(connection.provider, connection.demo_endpoints);
     const log = deps.log.child({ connectionId: connection.id, provider: connection.provider, jobId: job.id, kind: data.kind });
     const deadline = AbortSignal.timeout(remaining);
     const aborted = signal ? AbortSignal.any([signal, deadline]) : deadline;

@@ -1,7 +1,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { openCredentials } from '@pcg/shared/crypto';
 import type { Logger } from '@pcg/shared/logger';
-import { findProvider, PLAID, PlaidItemCredentialsSchema, realOrigins, type PlaidItemCredentials, type RebaseUrl } from '@pcg/shared/providers';
+import { findProvider, PLAID, PlaidItemCredentialsSchema, realOrigins, rebaserFor, type PlaidItemCredentials, type RebaseUrl } from '@pcg/shared/providers';
 import type { ItemRemoveJob, ItemRemoveResult } from '@pcg/shared/queues';
 import { SourceError, SourceRejectedError } from '../connectors/kit/source-errors.ts';
 import { createPlaidApi, type PlaidApp } from '../connectors/plaid/plaid-api.ts';
@@ -42,7 +42,7 @@ export function createItemRemoveRunner(deps: ItemRemoveDeps) {
       itemLog.error(`${provider.displayName}'s application is not saved, so the item was not removed; remove it from the aggregator's dashboard`);
       return skipped('application not saved');
     }
-    const api = createPlaidApi({ app, rebaseUrl: deps.rebaseUrl ?? realOrigins, timeoutMs: deps.requestTimeoutMs });
+    const api = createPlaidApi({ app, rebaseUrl: rebaserFor(data.demoEndpoints, deps.rebaseUrl ?? realOrigins), timeoutMs: deps.requestTimeoutMs });
     const attempts = job.opts.attempts ?? 1;
     try {
       const outcome = await api.removeItem(credentials.accessToken);

@@ -2,9 +2,9 @@ import type { Job } from 'bullmq';
 import { openCredentials, sealCredentials } from '@pcg/shared/crypto';
 import { OPERATOR_USER_ID, type DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
-import { findProvider, PLAID, PlaidItemCredentialsSchema, realOrigins, type PlaidItemCredentials, type ProviderDescriptor, type RebaseUrl } from '@pcg/shared/providers';
+import { findProvider, PLAID, PlaidItemCredentialsSchema, realOrigins, rebaserFor, type DemoEndpoints, type PlaidItemCredentials, type ProviderDescriptor, type RebaseUrl } from '@pcg/shared/providers';
 import type { LinkExchangeJob, LinkStartJob, LinkStartResult, SignInJobResult, SyncProducer } from '@pcg/shared/queues';
-import { applyGrant, createSignInQueries, OTHER_ACCOUNT } from '@pcg/shared/sign-ins';
+import { applyGrant, createSignInQueries, DEMO_MARK_FIXED, OTHER_ACCOUNT } from '@pcg/shared/sign-ins';
 import { SourceAuthError, SourceError, SourceRejectedError } from '../connectors/kit/source-errors.ts';
 import { createPlaidApi, type PlaidApi, type PlaidApp } from '../connectors/plaid/plaid-api.ts';
 
@@ -39,13 +39,13 @@ function refusalOf(error: unknown, doing: string): Refused {
  * active again with every cached row kept. No token appears in a log line or an answer.
  */
 export function createLinkRunners(deps: LinkFlowDeps) {
-  async function prepare(kind: string, deadline: number): Promise<{ provider: ProviderDescriptor; api: PlaidApi } | Refused> {
+  async function prepare(kind: string, deadline: number, demoEndpoints?: DemoEndpoints): Promise<{ provider: ProviderDescriptor; api: PlaidApi } | Refused> {
     const provider = findProvider(kind);
     if (!provider || provider.signIn !== 'link' || provider.kind !== PLAID.kind) return refused('not_configured', `'${kind}' does not sign in with a hosted link`);
     if (Date.now() > deadline) return refused('unreachable', 'the sign-in expired before the sync-worker took it; start it again');
     const app = await deps.loadApp();
     if (!app) return refused('not_configured', `save ${provider.displayName}'s application credentials (client id, secret, environment) first`);
-    return { provider, api: createPlaidApi({ app, rebaseUrl: deps.rebaseUrl ?? realOrigins, timeoutMs: deps.requestTimeoutMs }) };
+    return { provider, api: createPlaidApi({ app, rebaseUrl: rebaserFor(demoEndpoints, deps.rebaseUrl ?? realOrigins), timeoutMs: deps.requestTimeoutMs }) };
   }
 
   async function itemCredentials(signInId: string): Promise<PlaidItemCredentials | undefined> {
@@ -56,7 +56,7 @@ export function createLinkRunners(deps: LinkFlowDeps) {
   }
 
   async function linkStart(job: Job, data: LinkStartJob): Promise<LinkStartResult> {
-    const ready = await prepare(data.provider, data.deadline);
+    const ready = await prepare(data.provider, data.deadline, data.demoEndpoints);
     if ('status' in ready) return ready;
     let accessToken: string | undefined;
     if (data.signInId) {
@@ -75,7 +75,7 @@ export function createLinkRunners(deps: LinkFlowDeps) {
 
   async function linkExchange(job: Job, data: LinkExchangeJob): Promise<SignInJobResult> {
     const log = deps.log.child({ jobId: job.id, provider: data.provider });
-    const ready = await prepare(data.provider, data.deadline);
+    const ready = await prepare(data.provider, data.deadline, data.demoEndpoints);
     if ('status' in ready) return ready;
     const { provider, api } = ready;
     try {
@@ -102,9 +102,10 @@ export function createLinkRunners(deps: LinkFlowDeps) {
         accountId: item.item_id,
         grantedScopes: item.products,
         sectors: [...provider.sectors],
+        ...(data.demoEndpoints ? { demoEndpoints: data.demoEndpoints } : {}),
         seal: (signInId) => sealCredentials(deps.credentialsKey, credentials, signInId),
       });
-      if (outcome.outcome === 'refused') return refused(outcome.message === OTHER_ACCOUNT ? 'other_account' : 'provider_refused', outcome.message);
+      if (outcome.outcome === 'refused') return refused(outcome.message === OTHER_ACCOUNT || outcome.message === DEMO_MARK_FIXED ? 'other_account' : 'provider_refused', outcome.message);
       for (const connection of outcome.active) {
         await deps.sync
           .schedule(connection.id, connection.sync_interval_minutes ?? provider.defaultSyncIntervalMinutes ?? 240)

@@ -2,9 +2,9 @@ import type { Job } from 'bullmq';
 import { sealCredentials } from '@pcg/shared/crypto';
 import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
-import { findProvider, realOrigins, type RebaseUrl } from '@pcg/shared/providers';
+import { findProvider, realOrigins, rebaserFor, type RebaseUrl } from '@pcg/shared/providers';
 import type { OAuthExchangeJob, SignInJobResult, SyncProducer } from '@pcg/shared/queues';
-import { applyGrant, NO_SECTORS_GRANTED, OTHER_ACCOUNT } from '@pcg/shared/sign-ins';
+import { applyGrant, DEMO_MARK_FIXED, NO_SECTORS_GRANTED, OTHER_ACCOUNT } from '@pcg/shared/sign-ins';
 import { nameAccount } from './account-name.ts';
 import { loadProviderApp, ProviderUnreachableError, requestToken } from './oauth-client.ts';
 
@@ -31,7 +31,7 @@ const refused = (reason: Refused['reason'], message: string): Refused => ({ stat
 export function createOAuthExchangeRunner(deps: OAuthExchangeDeps) {
   return async function runExchange(job: Job, data: OAuthExchangeJob): Promise<SignInJobResult> {
     const log = deps.log.child({ jobId: job.id, provider: data.provider });
-    const rebase = deps.rebaseUrl ?? realOrigins;
+    const rebase = rebaserFor(data.demoEndpoints, deps.rebaseUrl ?? realOrigins);
     const provider = findProvider(data.provider);
     const oauth = provider?.oauth;
     if (!provider || provider.signIn !== 'oauth' || !oauth) return refused('not_configured', `'${data.provider}' does not sign in with OAuth`);
@@ -70,10 +70,11 @@ export function createOAuthExchangeRunner(deps: OAuthExchangeDeps) {
         accountId: account.id,
         grantedScopes,
         sectors,
+        ...(data.demoEndpoints ? { demoEndpoints: data.demoEndpoints } : {}),
         seal: (signInId) => sealCredentials(deps.credentialsKey, { ...answer.credentials, scopes: grantedScopes, ...(account.name ? { accountName: account.name } : {}) }, signInId),
       });
       if (outcome.outcome === 'refused') {
-        return refused(outcome.message === OTHER_ACCOUNT ? 'other_account' : outcome.message === NO_SECTORS_GRANTED ? 'no_sectors' : 'provider_refused', outcome.message);
+        return refused(outcome.message === OTHER_ACCOUNT || outcome.message === DEMO_MARK_FIXED ? 'other_account' : outcome.message === NO_SECTORS_GRANTED ? 'no_sectors' : 'provider_refused', outcome.message);
       }
       // After the commit: the first run of each scheduler is the first sync.
       for (const connection of outcome.active) {

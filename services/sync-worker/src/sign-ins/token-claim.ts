@@ -57,10 +57,12 @@ export function createTokenClaimRunner(deps: TokenClaimDeps) {
     const provider = findProvider(data.provider);
     if (!provider?.claim) return refused('not_configured', `'${data.provider}' takes no setup token`);
     if (Date.now() > data.deadline) return refused('unreachable', 'the claim expired before the sync-worker took it; the token was not sent');
+    // The local test bridge by setting, or a demo's bridge at the one origin its claim was marked with (issue 42).
+    const loopbackAllowed = (url: URL) => deps.allowLoopback || data.demoEndpoints?.SIMPLEFIN_BRIDGE_URL === url.origin;
     const claimUrl = provider.claim.decode(data.setupToken);
     if (!claimUrl) return refused('address_refused', 'the setup token does not decode to a claim address');
     if (claimUrl.host !== data.confirmHost) return refused('address_refused', `the setup token claims at ${claimUrl.host}, not at the host that was confirmed`);
-    const addressRefusal = bridgeAddressRefusal(claimUrl, deps.allowLoopback);
+    const addressRefusal = bridgeAddressRefusal(claimUrl, loopbackAllowed(claimUrl));
     if (addressRefusal) return refused('address_refused', `the claim address was refused: ${addressRefusal}`);
     // Before the token is recorded as used: a refused address is refused without spending the token.
     const policyRefusal = await outboundRefusal(() => deps.outbound.checkUrl(claimUrl));
@@ -93,7 +95,7 @@ export function createTokenClaimRunner(deps: TokenClaimDeps) {
       return refused('address_refused', 'the bridge answered the claim with something that is not an access address');
     }
     const accessRefusal =
-      bridgeAddressRefusal(accessUrl, deps.allowLoopback) ??
+      bridgeAddressRefusal(accessUrl, loopbackAllowed(accessUrl)) ??
       (accessUrl.username && accessUrl.password ? undefined : 'it carries no user name and password') ??
       (await outboundRefusal(() => deps.outbound.checkUrl(accessUrl)));
     if (accessRefusal) return refused('address_refused', `the access address the bridge returned was refused: ${accessRefusal}`);
@@ -107,6 +109,7 @@ export function createTokenClaimRunner(deps: TokenClaimDeps) {
       accountId: null,
       grantedScopes: [],
       sectors: [...provider.sectors],
+      ...(data.demoEndpoints ? { demoEndpoints: data.demoEndpoints } : {}),
       seal: (signInId) => sealCredentials(deps.credentialsKey, { accessUrl: accessUrl.toString() }, signInId),
     });
     if (outcome.outcome === 'refused') return refused('provider_refused', outcome.message);

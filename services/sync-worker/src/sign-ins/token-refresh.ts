@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { openCredentials, sealCredentials } from '@pcg/shared/crypto';
 import { sql, type DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
-import { findProvider, realOrigins, type RebaseUrl } from '@pcg/shared/providers';
+import { findProvider, realOrigins, rebaserFor, type RebaseUrl } from '@pcg/shared/providers';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
 import type { DatabasePoolConnection } from 'slonik';
 import {
@@ -101,7 +101,7 @@ export function createTokenRefresher(deps: TokenRefresherDeps) {
     let answer: TokenAnswer;
     try {
       answer = await requestToken(
-        (deps.rebaseUrl ?? realOrigins)(provider.oauth.tokenUrl),
+        rebaserFor(signIn.demo_endpoints, deps.rebaseUrl ?? realOrigins)(provider.oauth.tokenUrl),
         {
           ...provider.oauth.refreshParams,
           grant_type: 'refresh_token',

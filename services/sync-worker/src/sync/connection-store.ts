@@ -3,12 +3,18 @@ import { sql, type DatabasePool } from '@pcg/shared/db';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { deleteRecords, upsertRecords } from '@pcg/shared/cache';
 import { findObject } from '@pcg/shared/sectors';
+import type { DemoEndpoints } from '@pcg/shared/providers';
 import { z } from 'zod';
 import type { CacheWriter } from '../connectors/connector-types.ts';
 import { assertCatalogueFields } from '../connectors/kit/strict-records.ts';
 
 /** A connection as the worker runs it: the shared row plus its sealed credentials and what they are bound to. */
-export type ConnectionRow = SharedConnectionRow & { credentials: Buffer | null; credentials_context: string };
+export type ConnectionRow = SharedConnectionRow & {
+  credentials: Buffer | null;
+  credentials_context: string;
+  /** Its sign-in's demo stand-ins (issue 42): a demo connection's connector reads from them; null otherwise. */
+  demo_endpoints: DemoEndpoints | null;
+};
 
 /** A date or timestamp column of an object, named only through the catalogue. */
 function columnOf(object: string, field: string) {
@@ -31,7 +37,8 @@ export function createConnectionStore(db: DatabasePool) {
       const row = await connections.get(id);
       if (!row) return null;
       const sealed = await connections.sealedCredentials(id);
-      return { ...row, credentials: sealed?.credentials ?? null, credentials_context: sealed?.context ?? row.id };
+      const demoEndpoints = row.sign_in_id ? ((await createSignInQueries(db).get(row.sign_in_id))?.demo_endpoints ?? null) : null;
+      return { ...row, credentials: sealed?.credentials ?? null, credentials_context: sealed?.context ?? row.id, demo_endpoints: demoEndpoints };
     },
 
     /** Connections that should have a sync scheduler: not paused and not waiting for a new sign-in. */

@@ -52,7 +52,7 @@ export function createSyncRunner(deps: SyncRunnerDeps) {
       return skipped('the connection no longer exists');
     }
     if (connection.status === 'paused' || connection.status === 'needs_sign_in') return skipped(`the connection is ${connection.status}`);
-    const connector = deps.registry.get(connection.provider);
+    const connector = deps.registry.get(connection.provider, connection.demo_endpoints);
     const sync = connector?.sync?.bind(connector);
     if (!sync) return skipped(`provider '${connection.provider}' has nothing to pull`);
     const log = deps.log.child({ connectionId: connection.id, provider: connection.provider, jobId: job.id });
