@@ -59,9 +59,10 @@ function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<str
   let loadPlaidApp: () => Promise<PlaidApp | null> = async () => null;
   const plaid = { loadApp: () => loadPlaidApp() };
   const outbound = createSourceOutbound(config);
-  const registry = createConnectorRegistry(
-    options.connectors ?? defaultConnectors(rebaseUrl, { calendarWindow: { pastDays: config.CALENDAR_PAST_DAYS, futureDays: config.CALENDAR_FUTURE_DAYS }, icloud, plaid, outbound }),
-  );
+  const connectorOptions = { calendarWindow: { pastDays: config.CALENDAR_PAST_DAYS, futureDays: config.CALENDAR_FUTURE_DAYS }, icloud, plaid, outbound };
+  const registry = options.connectors
+    ? createConnectorRegistry(options.connectors)
+    : createConnectorRegistry(defaultConnectors(rebaseUrl, connectorOptions), (demoRebase) => defaultConnectors(demoRebase, connectorOptions));
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
   loadPlaidApp = plaidAppLoader(infra.db, credentialsKey);
