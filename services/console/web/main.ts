@@ -2,6 +2,8 @@ import { renderConnectBand } from './connect-band.ts';
 import { h, replace } from './dom.ts';
 import { renderAccountMatches, showOpenMatchCount } from './account-matches.ts';
 import { renderAgents } from './agents.ts';
+import { renderActivity } from './activity.ts';
+import { renderAlerts, showNewAlertCount } from './alerts.ts';
 import { renderConnections } from './connections.ts';
 import { renderLedger } from './ledger.ts';
 import { renderInspector } from './inspector.ts';
@@ -18,6 +20,8 @@ const SCREENS: Screen[] = [
   { id: 'connections', title: 'Connections', render: renderConnections },
   { id: 'account-matches', title: 'Account matches', render: renderAccountMatches },
   { id: 'ledger', title: 'The ledger', render: renderLedger, followsQuery: true },
+  { id: 'activity', title: 'Activity', render: renderActivity },
+  { id: 'alerts', title: 'Alerts', render: renderAlerts },
   { id: 'data', title: 'Data inspector', render: renderInspector },
   { id: 'export', title: 'Export', render: renderExport },
   { id: 'settings', title: 'Settings', render: renderSettings },
@@ -63,6 +67,7 @@ function start(): void {
   const refresh = () => {
     void renderConnectBand(band);
     void showOpenMatchCount(nav);
+    void showNewAlertCount(nav);
   };
   refresh();
   setInterval(refresh, BAND_REFRESH_MS);
