@@ -2,9 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '@pcg/shared/http';
-import { findProvider, isLoopbackHost } from '@pcg/shared/providers';
+import { findProvider } from '@pcg/shared/providers';
 import { ConnectionViewSchema } from '../connections/connections-types.ts';
 import { callbackPathOf } from '../providers/provider-views.ts';
+import { refuseUnlessLocalPeer } from '../sign-ins/demo-peer.ts';
 import type { SignInService } from '../sign-ins/sign-in-service.ts';
 import { readCookie, SIGN_IN_STATE_TTL_S, signInCookieName } from '../sign-ins/sign-in-state.ts';
 import { CallbackQuerySchema, ClaimBodySchema, DemoStartBodySchema, ProviderAppBodySchema, StartQuerySchema } from '../sign-ins/sign-in-types.ts';
@@ -15,12 +16,6 @@ const Params = z.object({ provider: z.string().min(1).max(100).regex(/^[a-z0-9-]
 
 /** What a browser is told when the sign-in failed inside: never the internal text. */
 export const SIGN_IN_FAILED = 'the sign-in could not be completed; start it again';
-
-/** A demo's sign-in (issue 42) is asked for from this machine only: the socket's peer, never a header. */
-function refuseUnlessLocal(request: FastifyRequest): void {
-  const peer = (request.socket.remoteAddress ?? '').replace(/^::ffff:/i, '');
-  if (!isLoopbackHost(peer)) throw new HttpError(403, 'demo_not_local', 'a demo sign-in is started from this machine only');
-}
 
 const providerName = (kind: string) => findProvider(kind)?.displayName ?? kind;
 
@@ -75,7 +70,7 @@ export function registerConnectRoutes(app: FastifyInstance, signIns: SignInServi
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      if (request.body.demo) refuseUnlessLocal(request);
+      if (request.body.demo) refuseUnlessLocalPeer(request.socket.remoteAddress);
       return signIns.claim(request.params.provider, request.body, request.id);
     },
   );
@@ -96,7 +91,7 @@ export function registerConnectRoutes(app: FastifyInstance, signIns: SignInServi
     { schema: { params: Params, body: DemoStartBodySchema, response: { 200: z.object({ location: z.string() }) } } },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      refuseUnlessLocal(request);
+      refuseUnlessLocalPeer(request.socket.remoteAddress);
       const { provider } = request.params;
       const { location, nonce } = await signIns.start(provider, `${request.protocol}://${request.host}`, undefined, request.body.endpoints);
       reply.header('set-cookie', `${signInCookieName(provider)}=${nonce}; Path=${callbackPathOf(provider)}; Max-Age=${SIGN_IN_STATE_TTL_S}; HttpOnly; SameSite=Lax`);
