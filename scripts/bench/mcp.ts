@@ -263,6 +263,15 @@ await runBench(
     }
     printTable(`bench:mcp — query tool, ${SESSIONS} calls in flight (sessions in the 2025 era), ${CALLS} calls (targets per era: gateway ≥ 1.0 × its bare SDK server's calls/s, p99 ≤ 1.1 × its p99)`, rows);
 
+    // Memory after the measured calls, on each server process (the gateway served both of its lanes):
+    // idle RSS is above; this is what each holds once it has answered calls, after a forced collection.
+    const afterCalls: Array<Record<string, string | number>> = [];
+    for (const [name, child] of [['gateway (both lanes)', gateway], ['bare v1 SDK server', bare], ['bare v2 SDK server', bareV2]] as const) {
+      const usage = await heapOf(child);
+      afterCalls.push({ server: name, rss_mb: ms(usage.rssMb), heap_used_mb: ms(usage.heapMb), heap_total_mb: ms(usage.heapTotalMb), external_mb: ms(usage.externalMb) });
+    }
+    printTable(`bench:mcp — memory after the warm-up and measured calls (${(WARMUP + CALLS).toLocaleString()} a target), after a forced collection`, afterCalls);
+
     if (SOAK_CALLS > 0) {
       const soak: Array<Record<string, string | number>> = [];
       const first = await heapOf(gateway);
