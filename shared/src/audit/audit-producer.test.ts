@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createRedis } from '../redis/index.ts';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
@@ -130,6 +133,24 @@ describe('the audit producer', () => {
     expect(JSON.parse(last ?? 'null')).toMatchObject({ requestId: 'burst-99999', seq: 100_000 });
     expect(Object.values(await readAuditDrops(testEnv.db)).every((rows) => rows === 0)).toBe(true);
     expect(messages(lines()).filter((msg) => msg.includes('dropp'))).toEqual([]);
+  });
+
+  it('queues every row of a burst of 100,000 recorded while Redis answers with its spool too (design 8.4): none dropped, every row kept until written', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'pcg-burst-spool-'));
+    try {
+      const { log } = createCapturingLogger();
+      const producer = createAuditProducer({ redis: testEnv.redis, db: testEnv.db, source: 'gateway', settings: { AUDIT_QUEUE_CAPACITY: 100_000, AUDIT_BUFFER_CAPACITY: 50_000 }, log, spoolDir: dataDir });
+      for (let index = 0; index < 100_000; index += 1) producer.record(event({ requestId: `spooled-burst-${index}` }));
+      await producer.drain({ timeoutMs: 120_000 });
+      expect(producer.stats()).toEqual({ queued: 100_000, overflow: 0, failed: 0, invalid: 0, buffered: 0 });
+      expect(await testEnv.redis.llen(AUDIT_QUEUE_KEY)).toBe(100_000);
+      expect(Object.values(await readAuditDrops(testEnv.db)).every((rows) => rows === 0)).toBe(true);
+      // Nothing was written yet, so the spool still holds every row for a resend.
+      const spooled = (await readFile(path.join(dataDir, 'audit-spool', 'gateway.jsonl'), 'utf8')).split('\n').filter((line) => line.includes('spooled-burst-'));
+      expect(spooled).toHaveLength(100_000);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('never throws for an event that breaks the contract: it is logged and dropped', async () => {
