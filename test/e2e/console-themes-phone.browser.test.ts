@@ -49,6 +49,8 @@ const SCREENS = [
   ['add-source-form', 'connections?add=home-assistant'],
   ['account-matches', 'account-matches'],
   ['ledger', 'ledger'],
+  ['activity', 'activity'],
+  ['alerts', 'alerts'],
   ['data', 'data'],
   ['export', 'export'],
   ['settings', 'settings'],
