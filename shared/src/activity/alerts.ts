@@ -15,6 +15,23 @@ export const AlertSchema = z.object({
 });
 export type Alert = z.infer<typeof AlertSchema>;
 
+/** An alert in words, for a notification. */
+export function describeAlert(alert: Pick<Alert, 'kind' | 'agent' | 'sector' | 'object' | 'detail'>): string {
+  const detail = alert.detail;
+  switch (alert.kind) {
+    case 'first_sector':
+      return `${alert.agent} used ${alert.sector} for the first time`;
+    case 'first_object':
+      return `${alert.agent} read ${alert.object} (${alert.sector}) for the first time`;
+    case 'refusal_burst':
+      return `${alert.agent} was refused ${String(detail.denies)} times within ${String(detail.minutes)} minutes`;
+    case 'volume_spike':
+      return `${alert.agent} made ${String(detail.calls)} calls on ${String(detail.day)}, against a usual ${String(detail.usual)} a day`;
+    case 'needs_person':
+      return `The connection ${String(detail.displayName || detail.provider)} (${alert.sector}) needs you to sign in again`;
+  }
+}
+
 /** Alerts listed at once, newest first. */
 export const ALERTS_LISTED = 200;
 

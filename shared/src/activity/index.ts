@@ -4,3 +4,5 @@ export * from './connection-alerts.ts';
 export * from './activity-deriver.ts';
 export * from './activity-reads.ts';
 export * from './alerts.ts';
+export * from './notify-destination.ts';
+export * from './alert-notifier.ts';
