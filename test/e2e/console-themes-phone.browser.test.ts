@@ -93,9 +93,17 @@ const readableText = (page: Page) =>
     return text;
   })()`);
 
-/** What issue 40 calls API text: a snake_case token, a route path, or a body refusal's words. */
+/** Brand names written in camel case, which are words: everything else in camel case is a machine name. */
+const BRANDS = new Set(['iCloud', 'iPhone', 'iOS', 'macOS']);
+
+/** What issue 40 calls API text: a snake_case or camelCase token, a route path, or a body refusal's words. */
 function apiWords(text: string): string[] {
-  const found = [...text.matchAll(/\b[a-z][a-z0-9]*_[a-z0-9_]+\b/g), ...text.matchAll(/\/api\/[\w/:-]*/g), ...text.matchAll(/invalid body/gi)].map((match) => match[0]);
+  const found = [
+    ...text.matchAll(/\b[a-z][a-z0-9]*_[a-z0-9_]+\b/g),
+    ...[...text.matchAll(/\b[a-z]+[A-Z][A-Za-z0-9]*\b/g)].filter((match) => !BRANDS.has(match[0])),
+    ...text.matchAll(/\/api\/[\w/:-]*/g),
+    ...text.matchAll(/invalid body/gi),
+  ].map((match) => match[0]);
   return [...new Set(found)];
 }
 

@@ -11,6 +11,18 @@ function counts(value: unknown): HTMLElement {
   return h('span', {}, Object.entries(value).map(([key, count]) => `${key.replaceAll('_', ' ')} ${String(count)}`).join(', '));
 }
 
+/** Dropped audit rows in words (how many, or none); the counters by reason, machine names, fold away. */
+function dropped(value: unknown): HTMLElement {
+  if (isDown(value) || typeof value !== 'object' || value === null) return counts(value);
+  const total = Object.values(value).reduce<number>((sum, count) => sum + (typeof count === 'number' ? count : 0), 0);
+  return h(
+    'span',
+    {},
+    total === 0 ? 'none' : `${total} row${total === 1 ? '' : 's'} dropped`,
+    h('details', { class: 'raw-answer' }, h('summary', {}, 'By reason'), h('code', {}, Object.entries(value).map(([key, count]) => `${key} ${String(count)}`).join(', '))),
+  );
+}
+
 /** The overall state in words, beside its colour (colour is never the only sign). */
 export const OVERALL_WORDS = { ok: 'All is well', attention: 'Needs attention', failing: 'Failing' } as const;
 
@@ -108,7 +120,7 @@ export async function renderStatus(root: HTMLElement): Promise<void> {
           connection.sector,
           h('span', { class: `health ${connection.health}` }, connection.health.replaceAll('_', ' ')),
           time(connection.last_synced_at, 'never'),
-          connection.last_error ?? '',
+          connection.last_error ? isolated(connection.last_error) : '',
         ]),
         'No connections.',
       );
@@ -141,7 +153,7 @@ export async function renderStatus(root: HTMLElement): Promise<void> {
       h('dt', {}, 'Audit rows waiting'),
       h('dd', {}, counts(status.audit.queued)),
       h('dt', {}, 'Audit rows dropped'),
-      h('dd', {}, counts(status.audit.dropped)),
+      h('dd', {}, dropped(status.audit.dropped)),
     ),
   );
 }
