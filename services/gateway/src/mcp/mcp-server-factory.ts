@@ -6,7 +6,8 @@ import { HttpError } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
 import { prettyText } from '@pcg/shared/query';
 import { MCP_INSTRUCTIONS } from './instructions.ts';
-import { unknownToolError } from './jsonrpc-errors.ts';
+import { JSONRPC_ERRORS, unknownToolError } from './jsonrpc-errors.ts';
+import { invalidParamsOf } from './request-validation.ts';
 import type { ToolDef } from './tools/tool-types.ts';
 
 /** The version both eras report beside the service name. */
@@ -70,13 +71,17 @@ export function createMcpServer(deps: McpServerDeps, grant: Grant): Server {
   const names = [...byName.keys()];
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...deps.listing] }));
-  // tools/call through the SDK's public `fallbackRequestHandler` (the handler for any method with none of its
+  // tools/call through the SDK's public `fallbackRequestHandler` (the handler of any method with none of its
   // own), not `setRequestHandler`: Server wraps a tools/call handler set there to parse the request again and
-  // the result against CallToolResultSchema, twice per call on the hot path. The router has checked the params
-  // with that same schema (request-validation.ts), and textResult/errorResult build only valid results (the
-  // tests read them through the SDK client, which validates them). Any other method is the SDK's own answer.
+  // the result against CallToolResultSchema, twice per call on the hot path. The params are checked once
+  // (request-validation.ts: the usual shape without a parse), and textResult/errorResult build only valid
+  // results (the tests read them through the SDK client, which validates them). Any other method gets the
+  // SDK's own answer.
   server.fallbackRequestHandler = async (request, extra) => {
     if (request.method !== CALL_TOOL) throw new ProtocolError(METHOD_NOT_FOUND.code, METHOD_NOT_FOUND.message);
+    // The HTTP router answers a mismatch before the SDK sees it; the stdio session has no router.
+    const invalid = invalidParamsOf(request);
+    if (invalid !== undefined) throw new ProtocolError(JSONRPC_ERRORS.invalidParams.code, invalid);
     const params = request.params as CallToolRequest['params'];
     const tool = byName.get(params.name);
     if (!tool) {
