@@ -122,6 +122,9 @@ describe('adding a source in one place', { tags: ['needs-chromium'] }, () => {
     for (const name of ['Sync now: Hall hub', 'Pause Hall hub', 'Replace the token or password: Hall hub', 'Check Hall hub against its source', 'Remove Hall hub']) {
       expect(await card.getByRole('button', { name }).count()).toBe(1);
     }
+    // The provider is named once, by the sign-in's heading; the card under it says only its name and sector (issue 40).
+    expect(await group.locator('h3').textContent()).toContain('Home Assistant');
+    expect(await card.locator('h4').textContent()).toBe('Hall hub · home');
     // Push connections have no sign-in: they are listed together, after the sign-ins.
     expect(await page.locator('section.sign-in-group', { hasText: 'Pushed by devices' }).getByRole('article').count()).toBe(8);
     await screenshot(page, 'connections-grouped');
