@@ -20,6 +20,7 @@ import { answerFrameworkErrors, MAX_PATH_PARAM_LENGTH } from './framework-errors
 import { registerHostCheck } from './host-check/host-check.ts';
 import { registerAccountMatchRoutes } from './routes/account-matches.ts';
 import { registerActivityRoutes } from './routes/activity.ts';
+import { registerAlertDestinationRoutes } from './routes/alert-destination.ts';
 import { registerAgentRoutes } from './routes/agents.ts';
 import { registerAuditRoutes } from './routes/audit.ts';
 import { createLedgerVerifier, registerAuditVerifyRoute } from './routes/audit-verify.ts';
@@ -133,6 +134,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerSettingsRoutes(app, { settings: createSettingsService({ db, events: createSettingsEventPublisher(redis, config), audit, log }) });
   if (sources && sourcesDeps) {
     registerConnectionRoutes(app, sourcesDeps.connections);
+    registerAlertDestinationRoutes(app, { db, credentialsKey: sources.credentialsKey, audit, addressPolicy });
     registerConnectionCheckRoute(app, sourcesDeps.checks);
     registerConnectRoutes(
       app,
