@@ -145,4 +145,17 @@ describe('the activity screen in Chromium (issue 41)', { tags: ['needs-chromium'
     await expect.poll(() => page.locator('nav a[href="#alerts"]').textContent()).toBe(`Alerts (${before - 1} new)`);
     await closeScreen(opened);
   });
+
+  it('saves a notification destination from the alerts screen without ever showing its address again', async () => {
+    const opened = await openScreen(browser.context, consoleApp.address, 'alerts');
+    const { page } = opened;
+    await page.getByLabel(/Destination address/).fill('https://ntfy.example/pcg-secret-topic');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => page.locator('#alert-destination-status').textContent()).toMatch(/^Alerts and a daily digest go to the ntfy topic saved /);
+    expect(await page.locator('body').innerText()).not.toContain('pcg-secret-topic');
+    expect(await page.getByLabel(/Destination address/).inputValue()).toBe('');
+    const kind = await testEnv.db.oneFirst(sql.type(z.object({ kind: z.string() }))`SELECT kind FROM alert_destination`);
+    expect(kind).toBe('ntfy');
+    await closeScreen(opened);
+  });
 });
