@@ -15,8 +15,9 @@ import { probeRedis, readKeeperState, storeFiles } from './local-services/index.
 /**
  * `npm run demo`: with the gateway running (`npm start` in another terminal), starts a demo hub (the
  * Home Assistant double) and a demo phone (the health push sender), connects both through the Console,
- * and shows a sync, a live read, an action, a rejected action and a push, with no accounts (and, when
- * Radicale and Dovecot are installed and the sync-worker is told of them, an iCloud account). The sources
+ * and shows a sync, a live read, an action, a rejected action and a push, with no accounts; then the bank
+ * sources, Microsoft, Google, the wearable and (with Radicale and Dovecot installed) iCloud, each a demo
+ * sign-in marked with its local stand-in, so the gateway needs no setting (issue 42). The sources
  * keep running (the hub changes, the phone pushes) until Ctrl-C, which pauses every connection the demo made.
  * `npm run demo -- --remove` deletes those and what they cached, and nothing else (`DATA_DIR/demo-made.json`).
  */
@@ -158,7 +159,8 @@ async function main(): Promise<void> {
   ledger.add(microsoft?.connectionIds ?? []);
   const googleAndWearable = await connectDemoGoogleAndWearable(consoleBase, { google: googlePort, wearable: wearablePort }, say);
   ledger.add(googleAndWearable.connectionIds);
-  const icloud = await connectDemoICloud({ api, dataDir, radicalePort, dovecotPort, say }, existing);
+  const icloud = await connectDemoICloud({ api, dataDir, radicalePort, dovecotPort, say });
+  await replaceEarlier('icloud', icloud?.connectionIds ?? []);
   ledger.add(icloud?.connectionIds ?? []);
   const aggregator = await connectDemoAggregator(consoleBase, aggregatorPort, say);
   await replaceEarlier('plaid', aggregator?.connectionIds ?? []);

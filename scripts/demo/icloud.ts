@@ -11,7 +11,7 @@ import {
   startRadicale,
   type LocalServer,
 } from '@pcg/testkit/doubles';
-import type { consoleClient, DemoConnection } from './demo-console.ts';
+import type { consoleClient } from './demo-console.ts';
 
 export const ICLOUD_DEMO_NAME = 'Demo iCloud';
 const ACCOUNT = { appleId: 'demo@icloud.com', appPassword: 'demo-demo-demo-demo' };
@@ -19,26 +19,17 @@ const IMAP_HOST = 'imap.mail.me.com';
 
 type Options = {
   api: ReturnType<typeof consoleClient>;
-  /** Where the demo's CA is written for the sync-worker (`ICLOUD_EXTRA_CA_FILE`). */
+  /** Where the demo's CA is written, for the operator to look at (the sign-in holds its own copy). */
   dataDir: string;
   radicalePort: number;
   dovecotPort: number;
   say: (line: string) => void;
 };
 
-/** The settings the sync-worker needs to reach this demo's servers; the demo compares them with its own environment. */
-function wantedSettings(options: Options): { ICLOUD_RESOLVE: string; ICLOUD_EXTRA_CA_FILE: string } {
+/** Where the demo's iCloud names go: its Radicale (CalDAV, CardDAV) and its Dovecot (IMAP), on loopback. */
+function resolveMap(options: Options): string {
   const radicale = `127.0.0.1:${options.radicalePort}`;
-  return {
-    ICLOUD_RESOLVE: `caldav.icloud.com=${radicale},contacts.icloud.com=${radicale},${IMAP_HOST}=127.0.0.1:${options.dovecotPort}`,
-    ICLOUD_EXTRA_CA_FILE: path.join(options.dataDir, 'demo-icloud-ca.pem'),
-  };
-}
-
-function configured(wanted: ReturnType<typeof wantedSettings>): boolean {
-  const given = new Set((process.env.ICLOUD_RESOLVE ?? '').split(',').map((entry) => entry.trim().toLowerCase()));
-  const file = process.env.ICLOUD_EXTRA_CA_FILE;
-  return wanted.ICLOUD_RESOLVE.split(',').every((entry) => given.has(entry)) && file !== undefined && path.resolve(file) === wanted.ICLOUD_EXTRA_CA_FILE;
+  return `caldav.icloud.com=${radicale},contacts.icloud.com=${radicale},${IMAP_HOST}=127.0.0.1:${options.dovecotPort}`;
 }
 
 const ics = (uid: string, ...lines: string[]) =>
@@ -95,19 +86,15 @@ async function firstSyncs(options: Options, ids: readonly string[], since: numbe
 
 /**
  * The demo iCloud account: a local Radicale (CalDAV, CardDAV) and Dovecot (IMAP) with TLS from a demo CA,
- * seeded, and signed in through the Console with an Apple ID and app-specific password of the demo's own.
- * The sync-worker reaches them only through ICLOUD_RESOLVE and ICLOUD_EXTRA_CA_FILE (the guard, the IMAP
- * pin and TLS verification stay on), so it must run with those set; otherwise this says so and skips.
+ * seeded, and connected through the Console with an Apple ID and app-specific password of the demo's own, as
+ * a demo connection (issue 42) whose sign-in maps the iCloud names onto these servers and trusts this CA for
+ * them alone; the guard, the IMAP pin and TLS verification stay on, and the gateway needs no setting.
+ * Each run makes a new CA, so each run connects anew; the caller removes the earlier run's connections.
  */
-export async function connectDemoICloud(options: Options, existing: readonly DemoConnection[]): Promise<{ connectionIds: string[]; close(): Promise<void> } | undefined> {
+export async function connectDemoICloud(options: Options): Promise<{ connectionIds: string[]; close(): Promise<void> } | undefined> {
   const missing = radicaleMissing() ?? dovecotMissing();
   if (missing !== undefined) {
-    options.say(`iCloud demo skipped: ${missing}`);
-    return undefined;
-  }
-  const wanted = wantedSettings(options);
-  if (!configured(wanted)) {
-    options.say(`iCloud demo skipped: start the gateway with ICLOUD_RESOLVE=${wanted.ICLOUD_RESOLVE} and ICLOUD_EXTRA_CA_FILE=${wanted.ICLOUD_EXTRA_CA_FILE} (e.g. in .env)`);
+    options.say(`iCloud demo skipped: ${missing} (Debian: apt-get install radicale dovecot-imapd)`);
     return undefined;
   }
   const certs = createTestCertificates(['*.icloud.com', IMAP_HOST]);
@@ -118,7 +105,7 @@ export async function connectDemoICloud(options: Options, existing: readonly Dem
   };
   try {
     mkdirSync(options.dataDir, { recursive: true });
-    copyFileSync(path.join(certs.dir, 'ca.pem'), wanted.ICLOUD_EXTRA_CA_FILE);
+    copyFileSync(path.join(certs.dir, 'ca.pem'), path.join(options.dataDir, 'demo-icloud-ca.pem'));
     const radicale = await startRadicale(certs, { name: ACCOUNT.appleId, password: ACCOUNT.appPassword }, { port: options.radicalePort });
     servers.push(radicale);
     const dovecot = await startDovecot(certs, { name: ACCOUNT.appleId, password: ACCOUNT.appPassword }, { port: options.dovecotPort });
@@ -132,21 +119,17 @@ export async function connectDemoICloud(options: Options, existing: readonly Dem
   }
 
   const since = Date.now();
-  const known = existing.filter((row) => row.provider === 'icloud' && row.displayName === ICLOUD_DEMO_NAME);
+  const demo = { ICLOUD_RESOLVE: resolveMap(options), ICLOUD_CA_PEM: certs.ca };
   let ids: string[];
-  if (known[0]) {
-    // New credentials on the sign-in make every one of its connections active again.
-    await options.api.update(known[0].id, { credentials: ACCOUNT, syncIntervalMinutes: 1 });
-    for (const row of known) {
-      if (row.status === 'paused') await options.api.act(row.id, 'resume');
-      await options.api.act(row.id, 'sync').catch(() => undefined);
-    }
-    ids = known.map((row) => row.id);
-  } else {
-    const created = await options.api.create({ provider: 'icloud', displayName: ICLOUD_DEMO_NAME, credentials: ACCOUNT, syncIntervalMinutes: 1 });
+  try {
+    const created = await options.api.create({ provider: 'icloud', displayName: ICLOUD_DEMO_NAME, credentials: ACCOUNT, syncIntervalMinutes: 1, demo });
     ids = (created.connections ?? [created.connection]).map((row) => row.id);
+  } catch (error) {
+    await close();
+    options.say(`iCloud demo refused: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
   }
-  options.say(`${known[0] ? 'reconnected' : 'signed in'} "${ICLOUD_DEMO_NAME}" (${ACCOUNT.appleId}, an app-specific password): ${ids.length} connections, syncing now`);
+  options.say(`signed in "${ICLOUD_DEMO_NAME}" (${ACCOUNT.appleId}, an app-specific password): ${ids.length} connections`);
   await firstSyncs(options, ids, since);
   return { connectionIds: ids, close };
 }

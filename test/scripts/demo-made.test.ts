@@ -14,7 +14,8 @@ import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-wor
 
 // Issue 42: `npm run demo` run again re-uses what it made (no second connection), Ctrl-C pauses everything it
 // made, and `--remove` removes everything it made and nothing else. The gateway here is started with the
-// settings the demo's stand-ins need today (base URLs, SIMPLEFIN_ALLOW_LOOPBACK); iCloud is left out.
+// settings the demo's stand-ins once needed (base URLs, SIMPLEFIN_ALLOW_LOOPBACK): its demo sign-ins use their own
+// stand-ins whatever the settings say; iCloud connects with the demo's own Radicale and Dovecot.
 const testEnv = useTestEnvironment();
 const root = path.resolve(import.meta.dirname, '../..');
 let consoleService: RunningConsole;
@@ -75,7 +76,7 @@ const connections = () => createConnectionQueries(testEnv.db).list();
 const made = async () => (JSON.parse(await readFile(path.join(demoEnv.DATA_DIR ?? '', 'demo-made.json'), 'utf8')) as { connections: string[] }).connections;
 const byProvider = (rows: Awaited<ReturnType<typeof connections>>) => rows.reduce<Record<string, number>>((counts, row) => ({ ...counts, [row.provider]: (counts[row.provider] ?? 0) + 1 }), {});
 
-describe('npm run demo: what it made', () => {
+describe('npm run demo: what it made', { tags: ['needs-radicale', 'needs-dovecot'] }, () => {
   it('pauses everything it made on Ctrl-C, re-uses it when run again, and --remove removes it all and nothing else', async () => {
     // The operator's own connection, of a kind the demo also makes: never the demo's to pause or remove.
     const own = await fetch(`${consoleService.address}/api/connections`, {
@@ -89,8 +90,8 @@ describe('npm run demo: what it made', () => {
     const first = await runDemo();
     expect(first.code, first.output).toBe(0);
     const afterFirst = (await connections()).filter((row) => row.id !== ownId);
-    // Every provider the demo reaches with these settings: hub, phone, bridge, Microsoft, Google, Gmail, wearable, aggregator.
-    expect(Object.keys(byProvider(afterFirst)).sort(), first.output).toEqual(['gmail', 'google', 'health-auto-export', 'home-assistant', 'microsoft', 'plaid', 'simplefin', 'whoop']);
+    // Every provider: hub, phone, bridge, Microsoft, Google, Gmail, wearable, aggregator, and iCloud (a demo sign-in, issue 42).
+    expect(Object.keys(byProvider(afterFirst)).sort(), first.output).toEqual(['gmail', 'google', 'health-auto-export', 'home-assistant', 'icloud', 'microsoft', 'plaid', 'simplefin', 'whoop']);
     expect((await made()).sort()).toEqual(afterFirst.map((row) => row.id).sort());
     for (const row of afterFirst) expect(row.status, `${row.provider} ${row.display_name}`).toBe('paused');
     expect((await createConnectionQueries(testEnv.db).get(ownId))?.status).toBe('active');

@@ -14,9 +14,9 @@ import { syncWorkerConfigSchema } from '../../services/sync-worker/src/config.ts
 import { startSyncWorker, type RunningSyncWorker } from '../../services/sync-worker/src/service.ts';
 
 // Issue 42 "The demo in one command": the gateway runs with no provider setting at all (no base URL, no
-// SIMPLEFIN_ALLOW_LOOPBACK), and `npm run demo` still connects its stand-ins, each through a demo sign-in
-// marked with the stand-in's loopback origin. iCloud (which needs the demo's Radicale and Dovecot and a
-// per-sign-in name map) is not part of it yet.
+// SIMPLEFIN_ALLOW_LOOPBACK, ICLOUD_RESOLVE or ICLOUD_EXTRA_CA_FILE), and `npm run demo` still connects all
+// nine providers in every sector, each sign-in source through a demo sign-in marked with its local stand-in
+// (iCloud: the demo's Radicale and Dovecot, with TLS verified against the demo's CA).
 const testEnv = useTestEnvironment();
 const root = path.resolve(import.meta.dirname, '../..');
 let consoleService: RunningConsole;
@@ -68,8 +68,8 @@ async function runDemo(args: string[], ready: () => Promise<boolean> = async () 
   return { code, output };
 }
 
-describe('npm run demo with no setting on the gateway', () => {
-  it('connects the hub, the phone, the bridge, the aggregator, Microsoft, Google, Gmail and the wearable, each syncing from its stand-in; again makes nothing new; --remove leaves none', async () => {
+describe('npm run demo with no setting on the gateway', { tags: ['needs-radicale', 'needs-dovecot'] }, () => {
+  it('connects all nine providers in every sector, each syncing from its stand-in; again makes no second connection; --remove leaves none', async () => {
     const allSynced = async () => {
       const rows = (await connections()).filter((row) => row.provider !== 'health-auto-export');
       return rows.length > 0 && rows.every((row) => row.last_synced_at !== null && row.last_error === null);
@@ -77,20 +77,26 @@ describe('npm run demo with no setting on the gateway', () => {
     const first = await runDemo([], allSynced);
     expect(first.code, first.output).toBe(0);
     const made = await connections();
-    expect([...new Set(made.map((row) => row.provider))].sort(), first.output).toEqual(['gmail', 'google', 'health-auto-export', 'home-assistant', 'microsoft', 'plaid', 'simplefin', 'whoop']);
-    // Every sector the issue names, iCloud aside: finance from two sources, health from two, mail, contacts and calendar from two, home.
+    expect([...new Set(made.map((row) => row.provider))].sort(), first.output).toEqual(['gmail', 'google', 'health-auto-export', 'home-assistant', 'icloud', 'microsoft', 'plaid', 'simplefin', 'whoop']);
+    // Every sector the issue names: finance 2, health 2, mail 3, contacts 3, calendar 3, home 1.
     const sources = (sector: string) => [...new Set(made.filter((row) => row.sector === sector).map((row) => row.provider))].sort();
     expect(sources('finance')).toEqual(['plaid', 'simplefin']);
     expect(sources('health')).toEqual(['health-auto-export', 'whoop']);
-    expect(sources('mail')).toEqual(['gmail', 'microsoft']);
-    expect(sources('contacts')).toEqual(['google', 'microsoft']);
-    expect(sources('calendar')).toEqual(['google', 'microsoft']);
+    expect(sources('mail')).toEqual(['gmail', 'icloud', 'microsoft']);
+    expect(sources('contacts')).toEqual(['google', 'icloud', 'microsoft']);
+    expect(sources('calendar')).toEqual(['google', 'icloud', 'microsoft']);
     expect(sources('home')).toEqual(['home-assistant']);
     for (const row of made.filter((candidate) => candidate.provider !== 'health-auto-export')) expect(row.last_synced_at, `${row.provider}/${row.sector} synced`).not.toBeNull();
     // The sources that sign in at a provider are demo sign-ins, each marked with loopback origins only (the hub's token needs none).
     const marks = await testEnv.db.any(sql.type(z.object({ provider: z.string(), demo_endpoints: z.record(z.string(), z.string()) }))`SELECT provider, demo_endpoints FROM sign_ins WHERE demo_endpoints IS NOT NULL ORDER BY provider`);
-    expect(marks.map((row) => row.provider)).toEqual(['gmail', 'google', 'microsoft', 'plaid', 'simplefin', 'whoop']);
-    for (const row of marks) for (const origin of Object.values(row.demo_endpoints)) expect(origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(marks.map((row) => row.provider)).toEqual(['gmail', 'google', 'icloud', 'microsoft', 'plaid', 'simplefin', 'whoop']);
+    for (const row of marks) {
+      for (const [name, value] of Object.entries(row.demo_endpoints)) {
+        if (name === 'ICLOUD_CA_PEM') expect(value).toContain('-----BEGIN CERTIFICATE-----');
+        else if (name === 'ICLOUD_RESOLVE') for (const entry of value.split(',')) expect(entry).toMatch(/^(caldav\.icloud\.com|contacts\.icloud\.com|imap\.mail\.me\.com)=127\.0\.0\.1:\d+$/);
+        else expect(value).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      }
+    }
 
     const second = await runDemo([]);
     expect(second.code, second.output).toBe(0);

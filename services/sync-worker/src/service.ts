@@ -8,7 +8,7 @@ import { openSyncProducer, type OpenSyncProducer } from '@pcg/shared/queues';
 import { describeRedisUrl } from '@pcg/shared/redis';
 import type { SyncWorkerConfig } from './config.ts';
 import type { Connector, RefreshCredentials } from './connectors/connector-types.ts';
-import { icloudOptions } from './connectors/icloud/icloud-local-override.ts';
+import { demoICloudOptions, icloudOptions } from './connectors/icloud/icloud-local-override.ts';
 import { createConnectorRegistry, defaultConnectors } from './connectors/registry.ts';
 import { createSourceOutbound } from './connectors/kit/source-outbound.ts';
 import { createOriginRebaser } from '@pcg/shared/providers';
@@ -62,7 +62,7 @@ function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<str
   const connectorOptions = { calendarWindow: { pastDays: config.CALENDAR_PAST_DAYS, futureDays: config.CALENDAR_FUTURE_DAYS }, icloud, plaid, outbound };
   const registry = options.connectors
     ? createConnectorRegistry(options.connectors)
-    : createConnectorRegistry(defaultConnectors(rebaseUrl, connectorOptions), (demoRebase) => defaultConnectors(demoRebase, connectorOptions));
+    : createConnectorRegistry(defaultConnectors(rebaseUrl, connectorOptions), (demo) => defaultConnectors(createOriginRebaser(demo), { ...connectorOptions, icloud: demoICloudOptions(demo) }));
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
   loadPlaidApp = plaidAppLoader(infra.db, credentialsKey);

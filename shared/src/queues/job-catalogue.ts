@@ -54,7 +54,14 @@ export type ConnectionCheckJob = z.infer<typeof ConnectionCheckJobSchema>;
  * sealed (base64, bound to `signInId`, the sign-in about to be made), so Redis holds only ciphertext.
  * Answered as a `CredentialCheckResult`.
  */
-export const CredentialCheckJobSchema = z.object({ provider: z.string().min(1), signInId: z.uuid(), sealedCredentials: z.base64().min(1).max(8192), deadline });
+export const CredentialCheckJobSchema = z.object({
+  provider: z.string().min(1),
+  signInId: z.uuid(),
+  sealedCredentials: z.base64().min(1).max(8192),
+  /** A demo sign-in's stand-ins (issue 42): its credentials are checked there, never at the real source. */
+  demoEndpoints: DemoEndpointsSchema.optional(),
+  deadline,
+});
 export type CredentialCheckJob = z.infer<typeof CredentialCheckJobSchema>;
 
 /**

@@ -1,5 +1,5 @@
 import { HttpError } from '@pcg/shared/http';
-import type { ProviderDescriptor } from '@pcg/shared/providers';
+import type { DemoEndpoints, ProviderDescriptor } from '@pcg/shared/providers';
 import type { CheckRequester } from '@pcg/shared/queues';
 
 /** The source refused the credential typed at connect (issue 32): nothing was saved. */
@@ -20,11 +20,12 @@ export async function checkBeforeSaving(
   provider: ProviderDescriptor,
   sealed: Buffer,
   signInId: string,
+  demoEndpoints?: DemoEndpoints | null,
 ): Promise<string | undefined> {
   if (!checks) return undefined;
   let result;
   try {
-    result = await checks.checkCredentials({ provider: provider.kind, signInId, sealedCredentials: sealed.toString('base64') });
+    result = await checks.checkCredentials({ provider: provider.kind, signInId, sealedCredentials: sealed.toString('base64'), ...(demoEndpoints ? { demoEndpoints } : {}) });
   } catch (error) {
     return `saved, but not checked against the source (${(error as Error).message})`;
   }

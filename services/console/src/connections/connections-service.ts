@@ -6,7 +6,7 @@ import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { createAddressPolicy, credentialsAddressRefusal, DEFAULT_GATEWAY_PORTS, gatewayOwnPorts, type AddressPolicy } from '@pcg/shared/outbound';
-import { findProvider, PROVIDERS, type ProviderDescriptor } from '@pcg/shared/providers';
+import { findProvider, PROVIDERS, type DemoEndpoints, type ProviderDescriptor } from '@pcg/shared/providers';
 import type { CheckRequester, SignInRequester, SyncProducer } from '@pcg/shared/queues';
 import { checkBeforeSaving } from './connect-check.ts';
 import type { z } from 'zod';
@@ -106,6 +106,15 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
     return sealCredentials(deps.credentialsKey, parsed.data, id);
   }
 
+  /** A demo's local servers (issue 42): loopback only (the schema), and none at one of the gateway's own ports. */
+  function refuseDemoServers(demo: DemoEndpoints): void {
+    const targets = (demo.ICLOUD_RESOLVE ?? '').split(',').filter((entry) => entry.trim() !== '').map((entry) => entry.split('=')[1] ?? '');
+    for (const target of targets) {
+      const refusal = addressPolicy.urlRefusal(new URL(`https://${target}`));
+      if (refusal) throw new ValidationError(`demo: ${target} was refused: ${refusal}`);
+    }
+  }
+
   /** A pasted credential replaces its sign-in's in place; every connection of the sign-in is active again. */
   async function replaceCredentials(row: ConnectionRow, provider: ProviderDescriptor, credentials: unknown): Promise<{ row: ConnectionRow; unchecked?: string }> {
     const signInId = row.sign_in_id;
@@ -114,7 +123,8 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
     if (provider.claim) throw new ConflictError(`${provider.displayName} is connected with a new setup token: POST /api/connect/${provider.kind}/claim`);
     const sealedCredentials = sealed(provider, credentials, signInId);
     // The check's credential step, as at connect (issue 32): a refused credential replaces nothing.
-    const unchecked = await checkBeforeSaving(deps.credentialCheck, provider, sealedCredentials, signInId);
+    const demoEndpoints = (await createSignInQueries(deps.db).get(signInId))?.demo_endpoints;
+    const unchecked = await checkBeforeSaving(deps.credentialCheck, provider, sealedCredentials, signInId, demoEndpoints);
     await deps.db.transaction(async (tx) => {
       await createSignInQueries(tx).replaceCredentials(signInId, sealedCredentials);
       await createConnectionQueries(tx).credentialsReplaced(signInId);
@@ -163,14 +173,16 @@ export function createConnectionsService(deps: ConnectionsServiceDeps) {
       if (push && provider.sectors.length !== 1) throw new ValidationError(`${provider.displayName} cannot be connected here`);
       if (push && body.credentials !== undefined) throw new ValidationError(`${provider.displayName} pushes its data and takes no credentials`);
       if (push && body.syncIntervalMinutes !== undefined) throw new ValidationError(`${provider.displayName} pushes its data and has no sync interval`);
+      if (body.demo && (push || provider.kind !== 'icloud')) throw new ValidationError(`demo: only a demo iCloud account is connected here with local servers; ${provider.displayName} is not`);
+      if (body.demo) refuseDemoServers(body.demo);
       const secret = push ? generateIngestSecret() : undefined;
       const signInId = push ? null : randomUUID();
       const sealedCredentials = signInId === null ? null : sealed(provider, body.credentials, signInId);
-      const unchecked = signInId !== null && sealedCredentials !== null ? await checkBeforeSaving(deps.credentialCheck, provider, sealedCredentials, signInId) : undefined;
+      const unchecked = signInId !== null && sealedCredentials !== null ? await checkBeforeSaving(deps.credentialCheck, provider, sealedCredentials, signInId, body.demo) : undefined;
       // A pasted credential is one sign-in; it covers every sector of its provider, one connection each (spec 2.5).
       const rows = await deps.db.transaction(async (tx) => {
         if (signInId !== null && sealedCredentials !== null) {
-          await createSignInQueries(tx).insert({ id: signInId, provider: provider.kind, sealed: sealedCredentials, grantedScopes: [], accountId: null });
+          await createSignInQueries(tx).insert({ id: signInId, provider: provider.kind, sealed: sealedCredentials, grantedScopes: [], accountId: null, demoEndpoints: body.demo ?? null });
         }
         const connections = createConnectionQueries(tx);
         const made: ConnectionRow[] = [];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DemoEndpointsSchema } from '@pcg/shared/providers';
 import { pgText } from '@pcg/shared/validation';
 
 export const ConnectionViewSchema = z.object({
@@ -37,6 +38,8 @@ export const CreateConnectionBodySchema = z.object({
   syncIntervalMinutes: interval.optional(),
   /** Provider-specific, e.g. Home Assistant `{baseUrl, token}`; sealed before it is stored, never shown again. */
   credentials: z.unknown().optional(),
+  /** A demo's connection (issue 42): the local servers its new sign-in is marked with; from this machine only. */
+  demo: DemoEndpointsSchema.optional(),
 });
 export type CreateConnectionBody = z.infer<typeof CreateConnectionBodySchema>;
 

@@ -9,6 +9,7 @@ import {
   UpdateConnectionBodySchema,
 } from '../connections/connections-types.ts';
 import type { ConnectionsService } from '../connections/connections-service.ts';
+import { refuseUnlessLocalPeer } from '../sign-ins/demo-peer.ts';
 
 const Params = z.object({ id: z.uuid({ error: 'must be a connection id' }) });
 
@@ -26,7 +27,10 @@ export function registerConnectionRoutes(app: FastifyInstance, connections: Conn
   routes.post(
     '/api/connections',
     { schema: { body: CreateConnectionBodySchema, response: { 201: ConnectionWithSecretSchema } } },
-    async (request, reply) => reply.code(201).send(await connections.create(request.body, request.id)),
+    async (request, reply) => {
+      if (request.body.demo) refuseUnlessLocalPeer(request.socket.remoteAddress);
+      return reply.code(201).send(await connections.create(request.body, request.id));
+    },
   );
 
   routes.patch(

@@ -219,8 +219,8 @@ export function createSignInService(deps: SignInServiceDeps) {
   /** A demo's stand-ins: a new sign-in's only, and none at one of the gateway's own ports (the outbound policy). */
   function refuseDemoEndpoints(demoEndpoints: DemoEndpoints, signInId: string | undefined): void {
     if (signInId) throw new ValidationError('a demo sign-in is always a new one: the demo mark is never added to an existing sign-in');
-    for (const origin of Object.values(demoEndpoints)) {
-      const refusal = origin ? addressPolicy.urlRefusal(new URL(origin)) : undefined;
+    for (const [name, origin] of Object.entries(demoEndpoints)) {
+      const refusal = name.endsWith('_URL') && origin ? addressPolicy.urlRefusal(new URL(origin)) : undefined;
       if (refusal) throw new ValidationError(`endpoints: ${origin} was refused: ${refusal}`);
     }
   }

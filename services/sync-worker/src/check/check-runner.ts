@@ -1,7 +1,8 @@
 import type { Job } from 'bullmq';
 import { checkAnswer, type CheckStep, type CredentialCheckResult } from '@pcg/shared/connections';
 import { openCredentials } from '@pcg/shared/crypto';
-import { createOriginRebaser, findProvider } from '@pcg/shared/providers';
+import { createOriginRebaser, findProvider, type DemoEndpoints } from '@pcg/shared/providers';
+import { demoICloudOptions } from '../connectors/icloud/icloud-local-override.ts';
 import type { ConnectionCheckJob, CredentialCheckJob, LiveJobResult } from '@pcg/shared/queues';
 import type { CacheWriter, ConnectorContext } from '../connectors/connector-types.ts';
 import { createSourceClient } from '../connectors/kit/source-client.ts';
@@ -43,6 +44,9 @@ const TOKEN_DUE_MS = 60_000;
  */
 export function createCheckRunner(deps: CheckRunnerDeps) {
   const plans = checkPlans(deps);
+  /** A demo sign-in's connection is checked at its own stand-ins (issue 42). */
+  const planOf = (provider: string, demoEndpoints: DemoEndpoints | null | undefined): CheckPlan | undefined =>
+    demoEndpoints ? checkPlans({ ...deps, rebaseUrl: createOriginRebaser(demoEndpoints), icloud: demoICloudOptions(demoEndpoints) })[provider] : plans[provider];
 
   function clientFor(plan: CheckPlan, probe: CheckProbe, startedAt: number) {
     return createSourceClient({
@@ -91,7 +95,7 @@ export function createCheckRunner(deps: CheckRunnerDeps) {
     const startedAt = Date.now();
     const steps: CheckStep[] = [];
     // A demo connection is checked at its sign-in's stand-ins (issue 42).
-    const plan = row.demo_endpoints ? checkPlans({ ...deps, rebaseUrl: createOriginRebaser(row.demo_endpoints) })[row.provider] : plans[row.provider];
+    const plan = planOf(row.provider, row.demo_endpoints);
     const probe = createCheckProbe({ signal, transport: plan?.givenAddress ? deps.givenAddressFetch : plan?.transport });
     const done = (): LiveJobResult => {
       log.info({ requests: probe.requests(), failedSteps: steps.filter((step) => !step.passed).map((step) => step.step) }, 'connection checked');
@@ -191,9 +195,9 @@ export function createCheckRunner(deps: CheckRunnerDeps) {
    * The credential step alone, for credentials about to be saved (issue 32 "Checked at connect"): one
    * request at most, within `budgetMs`. Never throws.
    */
-  async function credentialStep(providerKind: string, credentials: unknown, budgetMs: number, signal?: AbortSignal): Promise<CredentialCheckResult> {
+  async function credentialStep(providerKind: string, credentials: unknown, budgetMs: number, signal?: AbortSignal, demoEndpoints?: DemoEndpoints | null): Promise<CredentialCheckResult> {
     const provider = findProvider(providerKind);
-    const plan = plans[providerKind];
+    const plan = planOf(providerKind, demoEndpoints);
     if (!provider || !plan) return { outcome: 'unchecked', message: 'this provider has no credential step' };
     let endpoint: CheckEndpoint | undefined;
     try {
@@ -228,7 +232,7 @@ export function createCheckRunner(deps: CheckRunnerDeps) {
       deps.log.warn({ err: error, jobId: job.id, provider: data.provider }, 'credentials to check could not be opened');
       return { status: 'failed', message: 'the credentials could not be opened in the sync-worker (is its CREDENTIALS_KEY the Console\'s?)' };
     }
-    return { status: 'answered', value: await credentialStep(data.provider, credentials, remaining, signal) };
+    return { status: 'answered', value: await credentialStep(data.provider, credentials, remaining, signal, data.demoEndpoints) };
   }
 
   return { runConnectionCheck, runCredentialCheck, credentialStep };

@@ -1,4 +1,4 @@
-import { createOriginRebaser, demoEndpointsKey, findProvider, GMAIL_API_BASE, type DemoEndpoints, GOOGLE_CALENDAR_API_BASE, GOOGLE_PEOPLE_API_BASE, MICROSOFT_GRAPH_API_BASE, PROVIDERS, realOrigins, WHOOP_API_BASE, type RebaseUrl } from '@pcg/shared/providers';
+import { demoEndpointsKey, findProvider, GMAIL_API_BASE, type DemoEndpoints, GOOGLE_CALENDAR_API_BASE, GOOGLE_PEOPLE_API_BASE, MICROSOFT_GRAPH_API_BASE, PROVIDERS, realOrigins, WHOOP_API_BASE, type RebaseUrl } from '@pcg/shared/providers';
 import type { Connector } from './connector-types.ts';
 import type { CalendarWindow } from './google/calendar-sync.ts';
 import { createGmailConnector } from './gmail/gmail-connector.ts';
@@ -55,7 +55,7 @@ export const CONNECTORS: readonly Connector[] = defaultConnectors();
  * The connectors by provider kind. Refuses at boot a duplicate, a connector for an unknown provider,
  * a provider without a connector, and any read-only provider that declares actions (spec 1.8).
  */
-export function createConnectorRegistry(connectors: readonly Connector[] = defaultConnectors(), forDemo?: (rebaseUrl: RebaseUrl) => readonly Connector[]): ConnectorRegistry {
+export function createConnectorRegistry(connectors: readonly Connector[] = defaultConnectors(), forDemo?: (demoEndpoints: DemoEndpoints) => readonly Connector[]): ConnectorRegistry {
   const byKind = new Map<string, Connector>();
   for (const connector of connectors) {
     const kind = connector.provider.kind;
@@ -78,7 +78,7 @@ export function createConnectorRegistry(connectors: readonly Connector[] = defau
     const key = demoEndpointsKey(demoEndpoints);
     let set = demoSets.get(key);
     if (!set) {
-      set = createConnectorRegistry(forDemo(createOriginRebaser(demoEndpoints)));
+      set = createConnectorRegistry(forDemo(demoEndpoints));
       demoSets.set(key, set);
     }
     return set;

@@ -57,12 +57,15 @@ export type ICloudLocalOverride = {
   resolve: ReadonlyMap<string, LocalTarget>;
   /** A PEM file of CAs trusted besides the system's; read at each connection, so it may be replaced. */
   extraCaFile?: string | undefined;
+  /** A demo sign-in's own CA (PEM), trusted besides the system's for that sign-in alone (issue 42). */
+  extraCaPem?: string | undefined;
 };
 
-function trusted(extraCaFile: string | undefined): string[] {
-  if (extraCaFile === undefined) return [...rootCertificates];
-  return [...rootCertificates, readFileSync(extraCaFile, 'utf8')];
+function trusted(override: ICloudLocalOverride): string[] {
+  return [...rootCertificates, ...(override.extraCaFile !== undefined ? [readFileSync(override.extraCaFile, 'utf8')] : []), ...(override.extraCaPem !== undefined ? [override.extraCaPem] : [])];
 }
+
+const extraCa = (override: ICloudLocalOverride) => override.extraCaFile !== undefined || override.extraCaPem !== undefined;
 
 async function bodyBytes(body: RequestInit['body']): Promise<Buffer | undefined> {
   if (body === null || body === undefined) return undefined;
@@ -81,7 +84,7 @@ export function createOverrideTransport(override: ICloudLocalOverride): typeof f
   return async function overrideTransport(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const url = new URL(input instanceof Request ? input.url : input);
     const name = url.hostname.toLowerCase().replace(/\.$/, '');
-    const target = override.resolve.get(name) ?? (override.extraCaFile !== undefined ? { address: name, port: Number(url.port || 443) } : undefined);
+    const target = override.resolve.get(name) ?? (extraCa(override) ? { address: name, port: Number(url.port || 443) } : undefined);
     if (target === undefined) return fetch(input, init);
     const headers = Object.fromEntries(new Headers(init?.headers));
     const body = await bodyBytes(init?.body);
@@ -91,7 +94,7 @@ export function createOverrideTransport(override: ICloudLocalOverride): typeof f
           host: target.address,
           port: target.port,
           servername: url.hostname,
-          ca: trusted(override.extraCaFile),
+          ca: trusted(override),
           rejectUnauthorized: true,
           agent: false,
           method: init?.method ?? 'GET',
@@ -125,7 +128,7 @@ export function overrideImapOptions(override: ICloudLocalOverride): PinnedImapOp
   const target = override.resolve.get(ICLOUD_IMAP_HOST);
   return {
     ...(target ? { dial: () => netConnect({ host: target.address, port: target.port }) } : {}),
-    ...(override.extraCaFile !== undefined ? { ca: () => trusted(override.extraCaFile) } : {}),
+    ...(extraCa(override) ? { ca: () => trusted(override) } : {}),
   };
 }
 
@@ -136,5 +139,15 @@ export function icloudOptions(config: { ICLOUD_RESOLVE: ReadonlyMap<string, Loca
 } {
   if (config.ICLOUD_RESOLVE.size === 0 && config.ICLOUD_EXTRA_CA_FILE === undefined) return {};
   const override: ICloudLocalOverride = { resolve: config.ICLOUD_RESOLVE, extraCaFile: config.ICLOUD_EXTRA_CA_FILE };
+  return { transport: createOverrideTransport(override), imap: overrideImapOptions(override) };
+}
+
+/**
+ * A demo iCloud sign-in's own map and CA (issue 42), in place of the two settings for that sign-in alone:
+ * the guard, the IMAP pin and TLS verification stay on. None when the mark names no iCloud server.
+ */
+export function demoICloudOptions(demoEndpoints: { ICLOUD_RESOLVE?: string | undefined; ICLOUD_CA_PEM?: string | undefined }): { transport?: typeof fetch; imap?: PinnedImapOptions } {
+  if (demoEndpoints.ICLOUD_RESOLVE === undefined && demoEndpoints.ICLOUD_CA_PEM === undefined) return {};
+  const override: ICloudLocalOverride = { resolve: ICloudResolveSchema.parse(demoEndpoints.ICLOUD_RESOLVE), extraCaPem: demoEndpoints.ICLOUD_CA_PEM };
   return { transport: createOverrideTransport(override), imap: overrideImapOptions(override) };
 }
