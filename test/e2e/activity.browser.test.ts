@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -157,5 +159,31 @@ describe('the activity screen in Chromium (issue 41)', { tags: ['needs-chromium'
     const kind = await testEnv.db.oneFirst(sql.type(z.object({ kind: z.string() }))`SELECT kind FROM alert_destination`);
     expect(kind).toBe('ntfy');
     await closeScreen(opened);
+  });
+
+  it.each([
+    { width: 1280, height: 800, scheme: 'light' as const },
+    { width: 1280, height: 800, scheme: 'dark' as const },
+    { width: 390, height: 844, scheme: 'light' as const },
+    { width: 390, height: 844, scheme: 'dark' as const },
+  ])('at $width px in the $scheme theme the activity and alerts screens have no serious or critical axe-core violation and nothing scrolls sideways', async ({ width, height, scheme }) => {
+    const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    const problems: Record<string, { axe: string[]; sideways: boolean }> = {};
+    for (const screen of ['activity', 'alerts']) {
+      const opened = await openScreen(browser.context, consoleApp.address, screen, width, { height, colorScheme: scheme });
+      const { page } = opened;
+      await page.evaluate(axeSource);
+      const violations = await page.evaluate<Array<{ id: string; impact: string | null; nodes: Array<{ target: string[] }> }>>(
+        `window.axe.run({ include: ['#main'] }, { resultTypes: ['violations'] }).then((result) => result.violations)`,
+      );
+      const [scrollWidth, innerWidth] = await page.evaluate<[number, number]>(`[document.scrollingElement.scrollWidth, window.innerWidth]`);
+      problems[screen] = {
+        axe: violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join('; ')}`),
+        sideways: scrollWidth > innerWidth,
+      };
+      await screenshot(page, `${screen}-${width}-${scheme}`);
+      await closeScreen(opened);
+    }
+    expect(problems).toEqual({ activity: { axe: [], sideways: false }, alerts: { axe: [], sideways: false } });
   });
 });
