@@ -75,12 +75,16 @@ async function takeBatch(tx: Transaction, batchSize: number): Promise<z.infer<ty
            CASE WHEN jsonb_typeof(a.args) = 'object' AND jsonb_typeof(a.args -> 'object') = 'string' THEN a.args ->> 'object' END AS object,
            (p.baseline_created_at IS NULL OR (a.created_at, a.id) > (p.baseline_created_at, p.baseline_id)) AS alerting
     FROM activity_progress p
-    JOIN audit_log a ON a.user_id = p.user_id
-      AND a.created_at >= coalesce(p.last_created_at, '-infinity'::timestamptz)
-      AND (p.last_created_at IS NULL OR (a.created_at, a.id) > (p.last_created_at, p.last_id))
-    WHERE p.user_id = ${UserId}
-    ORDER BY a.created_at, a.id
-    LIMIT ${batchSize}::int`);
+    -- Lateral, so that the mark bounds the index scan itself (a join filter would walk the index from its start).
+    CROSS JOIN LATERAL (
+      SELECT * FROM audit_log a
+      WHERE a.user_id = p.user_id
+        AND a.created_at >= coalesce(p.last_created_at, '-infinity'::timestamptz)
+        AND (p.last_created_at IS NULL OR (a.created_at, a.id) > (p.last_created_at, p.last_id))
+      ORDER BY a.created_at, a.id
+      LIMIT ${batchSize}::int
+    ) a
+    WHERE p.user_id = ${UserId}`);
   return tx.one(sql.type(BatchSchema)`SELECT count(*)::int AS rows, coalesce(bool_or(alerting), false) AS alerting FROM activity_batch`);
 }
 
