@@ -176,7 +176,6 @@ async function main(): Promise<void> {
     hub.setState('sensor.kitchen_temperature', (20 + Math.random() * 3).toFixed(1));
   }, 20_000);
   const pushes = setInterval(() => void push(haePayloadV2(dayStart(0))).catch(() => undefined), 60_000);
-  say('the demo hub and phone keep running (the hub changes every 20 s, the phone pushes every minute); Ctrl-C stops them');
 
   let stopping = false;
   const stop = async () => {
@@ -197,6 +196,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
+  // Said once Ctrl-C is handled: whoever reads this line may press it at once.
+  say('the demo hub and phone keep running (the hub changes every 20 s, the phone pushes every minute); Ctrl-C stops them');
 }
 
 main().catch((error: unknown) => {
