@@ -144,11 +144,15 @@ async function raiseRefusalBursts(tx: Transaction): Promise<void> {
   await tx.query(sql.unsafe`
     WITH span AS (SELECT min(created_at) AS first, max(created_at) AS last FROM activity_batch WHERE alerting AND decision = 'deny'),
     denies AS (
-      SELECT a.agent_id, a.created_at,
-             count(*) OVER (PARTITION BY a.agent_id ORDER BY a.created_at RANGE BETWEEN ${window} PRECEDING AND CURRENT ROW) AS n
-      FROM span, audit_log a
-      WHERE a.user_id = ${UserId} AND a.created_at >= span.first - ${window} AND a.created_at <= span.last
-        AND a.decision = 'deny' AND a.agent_id IS NOT NULL
+      -- Lateral, so that the span bounds the index scan of audit_log rather than filtering a scan of all of it.
+      SELECT w.agent_id, w.created_at, w.n
+      FROM span CROSS JOIN LATERAL (
+        SELECT a.agent_id, a.created_at,
+               count(*) OVER (PARTITION BY a.agent_id ORDER BY a.created_at RANGE BETWEEN ${window} PRECEDING AND CURRENT ROW) AS n
+        FROM audit_log a
+        WHERE a.user_id = ${UserId} AND a.created_at >= span.first - ${window} AND a.created_at <= span.last
+          AND a.decision = 'deny' AND a.agent_id IS NOT NULL
+      ) w
     ),
     hits AS (
       SELECT DISTINCT ON (d.agent_id) d.agent_id, d.created_at, d.n
