@@ -119,7 +119,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerHealthzRoute(app);
   registerAgentRoutes(app, { agents });
   registerAuditRoutes(app, { db });
-  registerActivityRoutes(app, { db });
+  registerActivityRoutes(app, { db, audit });
   const verifier = createLedgerVerifier({ db, dataDir: config.DATA_DIR });
   registerAuditVerifyRoute(app, { verifier });
   registerMirrorRoutes(app, { reads, resolveAuthorization });

@@ -62,7 +62,7 @@ describe('Console activity and alert routes (issue 41)', () => {
     expect((await app.inject({ method: 'GET', url: '/api/alerts/count', headers: HOST })).json()).toEqual({ new: 3 });
   });
 
-  it('POST /api/alerts/:id/seen marks one alert seen (204), 404 for no such alert, 400 for a malformed id; POST /api/alerts/seen marks all', async () => {
+  it('POST /api/alerts/:id/seen marks one alert seen (204), 404 for no such alert, 400 for a malformed id; POST /api/alerts/seen marks all; each act leaves one operator row (spec 6: Console acts)', async () => {
     const [first] = (await app.inject({ method: 'GET', url: '/api/alerts', headers: HOST })).json();
     expect((await app.inject({ method: 'POST', url: `/api/alerts/${first.id}/seen`, headers: HOST })).statusCode).toBe(204);
     expect((await app.inject({ method: 'GET', url: '/api/alerts/count', headers: HOST })).json()).toEqual({ new: 2 });
@@ -72,7 +72,10 @@ describe('Console activity and alert routes (issue 41)', () => {
     expect((await app.inject({ method: 'POST', url: '/api/alerts/abc/seen', headers: HOST })).statusCode).toBe(400);
     expect((await app.inject({ method: 'POST', url: '/api/alerts/seen', headers: HOST })).statusCode).toBe(204);
     expect((await app.inject({ method: 'GET', url: '/api/alerts/count', headers: HOST })).json()).toEqual({ new: 0 });
-    expect(audit.events).toEqual([]);
+    expect(audit.events).toEqual([
+      expect.objectContaining({ agentId: 'operator', tool: 'acknowledge_alerts', sector: null, decision: 'allow', outcome: 'ok', args: { alert: first.id } }),
+      expect.objectContaining({ agentId: 'operator', tool: 'acknowledge_alerts', sector: null, decision: 'allow', outcome: 'ok', args: { all: true } }),
+    ]);
   });
 
   it('refuses marking alerts seen from another site', async () => {

@@ -21,8 +21,8 @@ import { createTokenClaimRunner } from './sign-ins/token-claim.ts';
 import { refreshThroughSignIns } from './sign-ins/refresh-credentials.ts';
 import { createTokenRefresher } from './sign-ins/token-refresh.ts';
 import { createLiveRunner } from './live/live-runner.ts';
-import { createConnectionStore } from './sync/connection-store.ts';
 import { createCheckRunner } from './check/check-runner.ts';
+import { createConnectionStore } from './sync/connection-store.ts';
 import { createScheduleReconciler, reconcileSchedules, type ScheduleReconciler } from './sync/schedule-reconciler.ts';
 import { createSyncRunner } from './sync/sync-runner.ts';
 import { createAccountMatchService } from '@pcg/shared/finance';
@@ -46,12 +46,12 @@ export type SyncWorkerOptions = {
   refreshCredentials?: RefreshCredentials;
 };
 
-export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: SyncWorkerOptions = {}): Promise<RunningSyncWorker> {
 /** The connection check's two jobs on the `live` queue (issue 32). */
 function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<string, JobHandler> {
   return { check_connection: runner.runConnectionCheck as JobHandler, check_credentials: runner.runCredentialCheck as JobHandler };
 }
 
+export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: SyncWorkerOptions = {}): Promise<RunningSyncWorker> {
   const rebaseUrl = createOriginRebaser(config);
   const icloud = icloudOptions(config);
   if (config.ICLOUD_RESOLVE.size > 0) log.warn({ names: [...config.ICLOUD_RESOLVE.keys()] }, 'ICLOUD_RESOLVE sends these iCloud names to local servers');

@@ -25,6 +25,10 @@ export const CONSOLE_ACTS = {
   answerAccountMatch: 'answer_account_match',
   /** The connection check (issue 32): the connector's steps run against the source; nothing cached. */
   checkConnection: 'check_connection',
+  /** Where alerts are sent (issue 41): saved or removed; the row's args say only whether one is set and its kind. */
+  setAlertDestination: 'set_alert_destination',
+  /** Alerts marked seen (issue 41): one alert by id, or all; a Console act like any other write. */
+  acknowledgeAlerts: 'acknowledge_alerts',
 } as const;
 
 export type ConsoleAct = (typeof CONSOLE_ACTS)[keyof typeof CONSOLE_ACTS];

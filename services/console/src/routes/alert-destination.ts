@@ -2,14 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { createDestinationStore, DestinationRefusedError, parseDestination } from '@pcg/shared/activity';
-import { OPERATOR_AGENT_ID, type AuditRecorder } from '@pcg/shared/audit';
+import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder } from '@pcg/shared/audit';
 import type { DatabasePool } from '@pcg/shared/db';
 import { ValidationError } from '@pcg/shared/http';
 import type { AddressPolicy } from '@pcg/shared/outbound';
 
 export const ALERT_DESTINATION_PATH = '/api/alerts/destination';
-/** The Console act a saved or removed destination leaves in the audit record; its args say only whether one is set. */
-export const SET_ALERT_DESTINATION_ACT = 'set_alert_destination';
 
 const DestinationViewSchema = z.object({ set: z.boolean(), kind: z.enum(['ntfy', 'apprise']).nullable(), savedAt: z.string().nullable() });
 const SaveDestinationSchema = z.object({ url: z.string().min(1).max(2048) }).strict();
@@ -24,7 +22,7 @@ export function registerAlertDestinationRoutes(app: FastifyInstance, { db, crede
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const store = createDestinationStore(db, credentialsKey);
   const record = (args: Record<string, unknown>, requestId: string) =>
-    audit.record({ agentId: OPERATOR_AGENT_ID, tool: SET_ALERT_DESTINATION_ACT, sector: null, decision: 'allow', args, outcome: 'ok', requestId });
+    audit.record({ agentId: OPERATOR_AGENT_ID, tool: CONSOLE_ACTS.setAlertDestination, sector: null, decision: 'allow', args, outcome: 'ok', requestId });
 
   routes.get(ALERT_DESTINATION_PATH, { schema: { response: { 200: DestinationViewSchema } } }, () => store.describe());
   routes.put(ALERT_DESTINATION_PATH, { schema: { body: SaveDestinationSchema, response: { 200: DestinationViewSchema } } }, async (request) => {
