@@ -26,7 +26,7 @@ import { createConnectionStore } from './sync/connection-store.ts';
 import { createScheduleReconciler, reconcileSchedules, type ScheduleReconciler } from './sync/schedule-reconciler.ts';
 import { createSyncRunner } from './sync/sync-runner.ts';
 import { createAccountMatchService } from '@pcg/shared/finance';
-import { closeWorkerGracefully, startQueueWorker, type JobHandler } from './workers.ts';
+import { closeWorkerGracefully, startQueueWorker, type QueueHandlers } from './workers.ts';
 
 export type RunningSyncWorker = Infrastructure & {
   /** Where the worker takes its jobs from, for the ready line. */
@@ -47,8 +47,8 @@ export type SyncWorkerOptions = {
 };
 
 /** The connection check's two jobs on the `live` queue (issue 32). */
-function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Record<string, JobHandler> {
-  return { check_connection: runner.runConnectionCheck as JobHandler, check_credentials: runner.runCredentialCheck as JobHandler };
+function checkHandlers(runner: ReturnType<typeof createCheckRunner>): Pick<QueueHandlers<'live'>, 'check_connection' | 'check_credentials'> {
+  return { check_connection: runner.runConnectionCheck, check_credentials: runner.runCredentialCheck };
 }
 
 export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, options: SyncWorkerOptions = {}): Promise<RunningSyncWorker> {
@@ -85,12 +85,12 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
     const workerOptions = { settings: config, log, lockMs: config.SYNC_LOCK_MS, backoffMs: config.SYNC_BACKOFF_MS };
     const checks = createCheckRunner({ ...common, rebaseUrl, loadPlaidApp: plaid.loadApp, givenAddressFetch: outbound.fetch, icloud });
     workers.push(
-      startQueueWorker('sync', { sync: createSyncRunner(common) as JobHandler }, { ...workerOptions, concurrency: config.SYNC_CONCURRENCY }),
+      startQueueWorker('sync', { sync: createSyncRunner(common) }, { ...workerOptions, concurrency: config.SYNC_CONCURRENCY }),
       startQueueWorker(
         'live',
         {
-          fetch_live: createLiveRunner(common) as JobHandler,
-          invoke_action: createLiveRunner(common) as JobHandler,
+          fetch_live: createLiveRunner(common),
+          invoke_action: createLiveRunner(common),
           ...checkHandlers(checks),
         },
         { ...workerOptions, concurrency: config.LIVE_CONCURRENCY },
@@ -98,9 +98,9 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
       startQueueWorker(
         'signin',
         {
-          oauth_exchange: createOAuthExchangeRunner({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl }) as JobHandler,
-          ...(createLinkRunners({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl, loadApp: plaid.loadApp }) as Record<string, JobHandler>),
-          item_remove: createItemRemoveRunner({ credentialsKey, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl, loadApp: plaid.loadApp }) as JobHandler,
+          oauth_exchange: createOAuthExchangeRunner({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl }),
+          ...createLinkRunners({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl, loadApp: plaid.loadApp }),
+          item_remove: createItemRemoveRunner({ credentialsKey, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl, loadApp: plaid.loadApp }),
           token_claim: createTokenClaimRunner({
             db: infra.db,
             credentialsKey,
@@ -110,7 +110,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
             allowLoopback: config.SIMPLEFIN_ALLOW_LOOPBACK,
             outbound,
             checkCredentials: checks.credentialStep,
-          }) as JobHandler,
+          }),
         },
         { ...workerOptions, concurrency: 2 },
       ),

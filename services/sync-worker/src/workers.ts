@@ -1,11 +1,34 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { z } from 'zod';
 import type { Logger } from '@pcg/shared/logger';
-import { blockingConnection, jobSchema, QUEUES, SOURCE_BACKOFF, type QueueName } from '@pcg/shared/queues';
+import { blockingConnection, QUEUES, SOURCE_BACKOFF, type JobNameOf, type QueueName } from '@pcg/shared/queues';
 import { bullmqPrefix, type RedisSettings } from '@pcg/shared/redis';
 import { sourceBackoff } from './run/failure-mapper.ts';
 
-export type JobHandler = (job: Job, data: never, token: string | undefined, signal: AbortSignal | undefined) => Promise<unknown>;
-export type QueueHandlers = Record<string, JobHandler>;
+export type JobHandler<Data> = (job: Job, data: Data, token: string | undefined, signal: AbortSignal | undefined) => Promise<unknown>;
+type CatalogueJobs = { [Q in QueueName]: (typeof QUEUES)[Q]['jobs'] & Record<JobNameOf<Q>, z.ZodType> };
+/** The catalogue's job schemas by queue, typed so that a generic queue and job name index them. */
+const CATALOGUE_JOBS: CatalogueJobs = { sync: QUEUES.sync.jobs, live: QUEUES.live.jobs, signin: QUEUES.signin.jobs };
+type JobSchemaOf<Q extends QueueName, N extends JobNameOf<Q>> = CatalogueJobs[Q][N];
+/** One handler per job name of the catalogue queue, each taking that job's parsed payload: a missing one or a wrong payload does not compile. */
+export type QueueHandlers<Q extends QueueName> = { [N in JobNameOf<Q>]: JobHandler<z.output<JobSchemaOf<Q, N>>> };
+type Dispatch = (job: Job, token: string | undefined, signal: AbortSignal | undefined) => Promise<unknown>;
+
+function parsedDispatch<Schema extends z.ZodType>(schema: Schema, handler: JobHandler<z.output<Schema>>): Dispatch {
+  return async (job, token, signal) => {
+    const parsed = schema.safeParse(job.data);
+    if (!parsed.success) throw new UnrecoverableError(`job '${job.name}' carries invalid data`);
+    return handler(job, parsed.data, token, signal);
+  };
+}
+
+function dispatchOf<Q extends QueueName, N extends JobNameOf<Q>>(queue: Q, name: N, handlers: QueueHandlers<Q>): Dispatch {
+  return parsedDispatch(CATALOGUE_JOBS[queue][name], handlers[name]);
+}
+
+function isJobName<Q extends QueueName>(queue: Q, name: string): name is JobNameOf<Q> {
+  return Object.hasOwn(CATALOGUE_JOBS[queue], name);
+}
 
 export type WorkerOptions = {
   settings: RedisSettings;
@@ -20,20 +43,20 @@ export type WorkerOptions = {
  * (checked here, at boot); each job's data is parsed with its catalogue schema before dispatch, and a job
  * name the catalogue does not know fails for good rather than being skipped.
  */
-export function startQueueWorker(queue: QueueName, handlers: QueueHandlers, options: WorkerOptions): Worker {
+export function startQueueWorker<Q extends QueueName>(queue: Q, handlers: QueueHandlers<Q>, options: WorkerOptions): Worker {
   const expected = Object.keys(QUEUES[queue].jobs).sort();
   const given = Object.keys(handlers).sort();
   if (expected.join() !== given.join()) throw new Error(`queue '${queue}' needs handlers for ${expected.join(', ')}; got ${given.join(', ') || 'none'}`);
+  const dispatches = new Map<string, Dispatch>();
+  for (const name of expected) if (isJobName(queue, name)) dispatches.set(name, dispatchOf(queue, name, handlers));
 
   const log = options.log.child({ queue });
   const worker = new Worker(
     QUEUES[queue].name,
     async (job, token, signal) => {
-      const handler = handlers[job.name];
-      if (!handler) throw new UnrecoverableError(`unknown job '${job.name}' on queue '${queue}'`);
-      const parsed = jobSchema(queue, job.name).safeParse(job.data);
-      if (!parsed.success) throw new UnrecoverableError(`job '${job.name}' carries invalid data`);
-      return handler(job, parsed.data as never, token, signal);
+      const dispatch = dispatches.get(job.name);
+      if (!dispatch) throw new UnrecoverableError(`unknown job '${job.name}' on queue '${queue}'`);
+      return dispatch(job, token, signal);
     },
     {
       connection: blockingConnection(options.settings, `${queue}-worker`),
