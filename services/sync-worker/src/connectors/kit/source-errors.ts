@@ -2,7 +2,7 @@
  * What can go wrong talking to a source, as the connectors report it. Messages are written by the
  * gateway (never a provider's raw body or a URL with a credential), because they reach the Console,
  * the connection's `last_error` and agents. The queue consequences are decided in one place
- * (`runner/failure-mapper.ts`).
+ * (`run/failure-mapper.ts`).
  */
 export class SourceError extends Error {
   constructor(message: string) {
