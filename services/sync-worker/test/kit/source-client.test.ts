@@ -10,6 +10,7 @@ import {
   SourceTokenExpiredError,
   SourceUnavailableError,
 } from '../../src/connectors/kit/source-errors.ts';
+import { createOutbound } from '@pcg/shared/outbound';
 import { startAnsweringServer } from './answering-server.ts';
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
@@ -46,6 +47,8 @@ beforeAll(async () => {
     '/to-echo-307': { status: 307, headers: { location: '/echo' } },
     '/to-echo-303': { status: 303, headers: { location: '/echo' } },
     '/loop': { status: 302, headers: { location: '/loop' } },
+    '/big': { status: 200, headers: { 'content-type': 'application/json' }, body: `"${'x'.repeat(2047)}"` },
+    '/big-error': { status: 500, body: 'x'.repeat(2049) },
   });
   source.answers['/to-other'] = { status: 302, headers: { location: `${other.base}/landed` } };
 });
@@ -193,5 +196,55 @@ describe('requests', () => {
     const pending = failure(client({ signal: controller.signal }).json(`${source.base}/hang`));
     setTimeout(() => controller.abort(reason), 50);
     expect(await pending).toBe(reason);
+  });
+});
+
+/** A fetch whose answer streams `chunks` without a content-length (as a chunked answer arrives). */
+function streamingFetch(chunks: string[], pulled: { count: number }): typeof fetch {
+  return async () => {
+    let index = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled.count += 1;
+        const chunk = chunks[index++];
+        if (chunk === undefined) controller.close();
+        else controller.enqueue(new TextEncoder().encode(chunk));
+      },
+    });
+    return new Response(body, { status: 200, headers: { 'content-type': 'text/plain' } });
+  };
+}
+
+describe('answer size (issue 43: the source client caps what it reads)', () => {
+  const tooLarge = 'the source answered with more than 2 KiB, the most the gateway reads of one answer';
+
+  it('refuses a 2xx or an error answer declared larger than the cap, naming the limit and the source', async () => {
+    for (const path of ['/big', '/big-error']) {
+      const error = await failure(client({ maxAnswerBytes: 2048 }).text(`${source.base}${path}`));
+      expect(error).toBeInstanceOf(SourceRejectedError);
+      expect((error as Error).message).toBe(tooLarge);
+    }
+    expect(await client({ maxAnswerBytes: 2049 }).json(`${source.base}/big`)).toBe('x'.repeat(2047));
+  });
+
+  it('stops reading an answer without a length once it passes the cap; one of exactly the cap is read whole', async () => {
+    const pulled = { count: 0 };
+    const endless = ['x'.repeat(1024), 'x'.repeat(1024), 'x', ...Array.from({ length: 100 }, () => 'x'.repeat(1024))];
+    const error = await failure(client({ maxAnswerBytes: 2048, fetch: streamingFetch(endless, pulled) }).text('http://source.test/stream'));
+    expect((error as Error).message).toBe(tooLarge);
+    expect(pulled.count).toBeLessThan(10);
+
+    const exact = await client({ maxAnswerBytes: 2048, fetch: streamingFetch(['é'.repeat(512), 'x'.repeat(1024)], { count: 0 }) }).text('http://source.test/stream');
+    expect(exact).toBe('é'.repeat(512) + 'x'.repeat(1024));
+  });
+
+  it('caps answers read through the outbound policy’s fetch as well', async () => {
+    const outbound = createOutbound({ ownPorts: [] });
+    try {
+      const error = await failure(client({ maxAnswerBytes: 2048, fetch: outbound.fetch }).text(`${source.base}/big`));
+      expect((error as Error).message).toBe(tooLarge);
+    } finally {
+      await outbound.close();
+    }
   });
 });

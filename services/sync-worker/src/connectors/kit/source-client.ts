@@ -1,4 +1,5 @@
 import { AddressRefusedError } from '@pcg/shared/outbound';
+import { AnswerTooLargeError, DEFAULT_MAX_ANSWER_BYTES, describeBytes, readCappedText } from './answer-reader.ts';
 import { errorDetail } from './error-bodies.ts';
 import { SourceAddressRefusedError, SourceRejectedError, SourceUnavailableError } from './source-errors.ts';
 import { chainClassifiers, errorForVerdict, type SourceClassifier } from './source-verdict.ts';
@@ -43,6 +44,8 @@ export type SourceClientOptions = {
   fetch?: typeof fetch;
   /** What the operator does about an address the outbound policy refused (e.g. "enter the hub's own address"). */
   refusedAddressFix?: string;
+  /** Largest answer body read, in bytes (error answers included); default 64 MiB. */
+  maxAnswerBytes?: number;
 };
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -68,7 +71,7 @@ function seconds(ms: number): string {
  * shutdown from failure.
  */
 export function createSourceClient(options: SourceClientOptions) {
-  const { what, maxRedirects = 5 } = options;
+  const { what, maxRedirects = 5, maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES } = options;
   const doFetch = options.fetch ?? fetch;
 
   function refused(url: URL, reason: string): never {
@@ -129,8 +132,11 @@ export function createSourceClient(options: SourceClientOptions) {
       }
       let text: string;
       try {
-        text = await response.text();
+        text = await readCappedText(response, maxAnswerBytes);
       } catch (error) {
+        if (error instanceof AnswerTooLargeError) {
+          throw new SourceRejectedError(`${what} answered with more than ${describeBytes(maxAnswerBytes)}, the most the gateway reads of one answer`, response.status, 'answer too large');
+        }
         return failed(error, 'broke off its answer');
       }
       if (response.status >= 200 && response.status < 300) return { status: response.status, url: url.toString(), headers: response.headers, text };
