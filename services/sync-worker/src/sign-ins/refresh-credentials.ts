@@ -1,7 +1,7 @@
 import type { RefreshCredentials } from '../connectors/connector-types.ts';
 import { noTokenRefresh } from '../run/connector-context.ts';
 import { OAuthCredentialsSchema } from './oauth-client.ts';
-import { SignInRefusedError, type TokenRefresher } from './token-refresh.ts';
+import { GrantLostError, type TokenRefresher } from './token-refresh.ts';
 
 /**
  * The connector context's refresh hook, answered by the sign-ins' one refresher: the connection's
@@ -18,7 +18,7 @@ export function refreshThroughSignIns(refresher: Pick<TokenRefresher, 'refreshAc
     try {
       return { ok: true, credentials: await refresher.refreshAccessToken(connection.signInId, { rejected }) };
     } catch (error) {
-      if (error instanceof SignInRefusedError) return { ok: false, reason: 'refused', message: error.message };
+      if (error instanceof GrantLostError) return { ok: false, reason: 'refused', message: error.message };
       throw error;
     }
   };

@@ -17,7 +17,7 @@ import { DEFAULT_RETRY_AFTER_MS } from '../connectors/kit/source-verdict.ts';
 import { loadProviderApp, OAuthCredentialsSchema, ProviderUnreachableError, requestToken, type OAuthCredentials, type TokenAnswer } from './oauth-client.ts';
 
 /** The grant is gone (`invalid_grant`…, or renewed tokens that could not be stored): every connection of the sign-in now needs sign-in. */
-export class SignInRefusedError extends SourceAuthError {}
+export class GrantLostError extends SourceAuthError {}
 
 /** The provider could not renew the access now (unreachable, 408, 5xx, busy): nothing changed; retry later. */
 export class RefreshUnavailableError extends SourceUnavailableError {}
@@ -60,7 +60,7 @@ const lockKey = (signInId: string) => sql.fragment`hashtextextended(${`refresh:$
  * when it never succeeds after the provider rotated the refresh token, the grant is lost, and the
  * sign-in and its connections are marked needs sign-in with that reason, and logged.
  *
- * Throws `SignInRefusedError` (a `SourceAuthError`) when the grant is gone; `SourceAppCredentialsError`
+ * Throws `GrantLostError` (a `SourceAuthError`) when the grant is gone; `SourceAppCredentialsError`
  * when the provider refuses the gateway's application credentials (the grant is kept); a
  * `SourceRateLimitedError` for a 429 (its `Retry-After` honoured) and a `RefreshUnavailableError` for an
  * unreachable or busy token endpoint (nothing changes; retried); a `SourceRejectedError` for any other
@@ -181,7 +181,7 @@ export function createTokenRefresher(deps: TokenRefresherDeps) {
     switch (outcome.kind) {
       case 'refused':
         deps.log.warn({ signInId }, 'the provider refused the refresh; the sign-in needs to be renewed');
-        throw new SignInRefusedError(outcome.message);
+        throw new GrantLostError(outcome.message);
       case 'failed':
         deps.log.warn({ signInId, errName: outcome.error.name, reason: outcome.error.message }, 'the access could not be renewed');
         throw outcome.error;
