@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { secretDigest } from './secret-digest.ts';
 
 /** Recognisable prefix, so secret scanners and operators can tell an ingest secret from other keys. */
 export const INGEST_SECRET_PREFIX = 'pcgis_';
@@ -8,7 +9,7 @@ const DIGEST_BYTES = 32;
 const UNUSABLE = Buffer.alloc(DIGEST_BYTES);
 
 export function hashIngestSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return secretDigest(secret);
 }
 
 /** A new push secret: 32 random bytes (spec 8), shown once; only its SHA-256 is stored (spec 2.4). */

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { secretDigest } from '../crypto/secret-digest.ts';
 
 /**
  * Agent keys are `pcg_` followed by 32 random bytes in base64url (43 characters): 256 bits of randomness
@@ -21,7 +22,7 @@ export function isWellFormedAgentKey(key: string): boolean {
 
 /** SHA-256 of the key: the only form of it that is ever stored (spec 2.2). */
 export function hashAgentKey(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
+  return secretDigest(key);
 }
 
 /** Constant-time comparison of two key hashes; anything but two 32-byte digests fails closed. */

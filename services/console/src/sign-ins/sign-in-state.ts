@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { secretDigest } from '@pcg/shared/crypto';
 import type { Redis } from '@pcg/shared/redis';
 import { DemoEndpointsSchema } from '@pcg/shared/providers';
 import { z } from 'zod';
@@ -20,8 +21,7 @@ const PendingSchema = z.object({
 });
 export type PendingSignIn = z.infer<typeof PendingSchema>;
 
-const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
-const keyOf = (state: string) => `sign-in-state:${digest(state).toString('hex')}`;
+const keyOf = (state: string) => `sign-in-state:${secretDigest(state).toString('hex')}`;
 const random = () => randomBytes(32).toString('base64url');
 
 /** The cookie that binds a sign-in's state to the browser that started it (design 7.2). */
@@ -41,7 +41,7 @@ export function createSignInStates(redis: Redis) {
 
     async open(pending: Omit<PendingSignIn, 'binding'>, reserved?: { state: string; nonce: string }): Promise<{ state: string; nonce: string }> {
       const { state, nonce } = reserved ?? { state: random(), nonce: random() };
-      const value: PendingSignIn = { ...pending, binding: digest(nonce).toString('hex') };
+      const value: PendingSignIn = { ...pending, binding: secretDigest(nonce).toString('hex') };
       await redis.set(keyOf(state), JSON.stringify(value), 'EX', SIGN_IN_STATE_TTL_S);
       return { state, nonce };
     },
@@ -54,7 +54,7 @@ export function createSignInStates(redis: Redis) {
       const parsed = PendingSchema.safeParse(JSON.parse(raw));
       if (!parsed.success || parsed.data.provider !== provider) return null;
       const expected = Buffer.from(parsed.data.binding, 'hex');
-      const presented = digest(nonce ?? '');
+      const presented = secretDigest(nonce ?? '');
       if (!nonce || expected.length !== presented.length || !timingSafeEqual(expected, presented)) return null;
       return parsed.data;
     },
@@ -64,7 +64,7 @@ export function createSignInStates(redis: Redis) {
 /** The S256 code challenge of a PKCE verifier (RFC 7636). */
 export function pkcePair(): { verifier: string; challenge: string } {
   const verifier = random();
-  return { verifier, challenge: digest(verifier).toString('base64url') };
+  return { verifier, challenge: secretDigest(verifier).toString('base64url') };
 }
 
 /** One cookie's value from a Cookie header. */

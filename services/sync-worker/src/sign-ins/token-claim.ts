@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Job } from 'bullmq';
-import { sealCredentials } from '@pcg/shared/crypto';
+import { sealCredentials, secretDigest } from '@pcg/shared/crypto';
 import { sql, type DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
 import { AddressRefusedError, type Outbound } from '@pcg/shared/outbound';
@@ -68,7 +67,7 @@ export function createTokenClaimRunner(deps: TokenClaimDeps) {
     const policyRefusal = await outboundRefusal(() => deps.outbound.checkUrl(claimUrl));
     if (policyRefusal) return refused('address_refused', `the claim address was refused: ${policyRefusal}; the token was not sent`);
 
-    const tokenHash = createHash('sha256').update(data.setupToken.trim()).digest();
+    const tokenHash = secretDigest(data.setupToken.trim());
     const first = await deps.db.maybeOneFirst(sql.type(z.object({ ok: z.boolean() }))`
       INSERT INTO setup_token_claims (token_hash, provider, claim_host) VALUES (${sql.binary(tokenHash)}, ${provider.kind}, ${claimUrl.host})
       ON CONFLICT (token_hash) DO NOTHING RETURNING true AS ok`);
