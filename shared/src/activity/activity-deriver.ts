@@ -2,6 +2,7 @@ import type { DatabasePool } from '../db/index.ts';
 import type { Logger } from '../logger/index.ts';
 import { ACTIVITY_BATCH_SIZE, rollUpActivityOnce } from './activity-rollup.ts';
 import { raiseConnectionAlerts } from './connection-alerts.ts';
+import { createPeriodicPass } from './periodic-pass.ts';
 
 /** How often the audit-writer counts new audit rows and looks at connection status. */
 export const ACTIVITY_DERIVE_MS = 5_000;
@@ -19,53 +20,18 @@ export type ActivityDeriverDeps = {
  * the backfill of every existing row) and then compares connection status. Passes never overlap.
  */
 export function createActivityDeriver({ db, log, everyMs = ACTIVITY_DERIVE_MS, batchSize = ACTIVITY_BATCH_SIZE }: ActivityDeriverDeps) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number> | undefined;
-  let stopped = false;
-
-  async function pass(): Promise<number> {
+  async function pass(stopped: () => boolean): Promise<number> {
     let counted = 0;
     for (;;) {
       const batch = await rollUpActivityOnce(db, batchSize);
       counted += batch.rows;
-      if (!batch.ran || batch.rows < batchSize || stopped) break;
+      if (!batch.ran || batch.rows < batchSize || stopped()) break;
     }
     await raiseConnectionAlerts(db);
     return counted;
   }
 
-  /** Runs one pass now (or joins the one running); resolves with the rows counted. */
-  function runOnce(): Promise<number> {
-    running ??= pass().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
-
-  function schedule(): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      runOnce()
-        .catch((error: unknown) => log.warn({ err: error }, '[activity] pass failed, will try again'))
-        .finally(schedule);
-    }, everyMs);
-    timer.unref();
-  }
-
-  return {
-    runOnce,
-    start(): void {
-      stopped = false;
-      runOnce()
-        .catch((error: unknown) => log.warn({ err: error }, '[activity] first pass failed, will try again'))
-        .finally(schedule);
-    },
-    async close(): Promise<void> {
-      stopped = true;
-      clearTimeout(timer);
-      await running?.catch(() => undefined);
-    },
-  };
+  return createPeriodicPass({ pass, everyMs, log, failedText: '[activity] pass failed, will try again' });
 }
 
 export type ActivityDeriver = ReturnType<typeof createActivityDeriver>;

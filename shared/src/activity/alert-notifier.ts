@@ -3,6 +3,7 @@ import { OPERATOR_USER_ID, sql, type DatabasePool } from '../db/index.ts';
 import type { Logger } from '../logger/index.ts';
 import { AlertSchema, describeAlert, type Alert } from './alerts.ts';
 import type { DestinationStore, NotifyDestination } from './notify-destination.ts';
+import { createPeriodicPass } from './periodic-pass.ts';
 
 /** How often the sync-worker looks for alerts to send. */
 export const NOTIFY_EVERY_MS = 15_000;
@@ -54,10 +55,6 @@ const DigestCountsSchema = z.object({ calls: z.number(), denied: z.number(), ale
  * on a tool call's path. The digest of a UTC day is sent once after that day ends.
  */
 export function createAlertNotifier({ db, destinations, fetch, log, everyMs = NOTIFY_EVERY_MS, backoffBaseMs = NOTIFY_BACKOFF_BASE_MS }: AlertNotifierDeps) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = false;
-
   const backoffMs = (attempts: number) => Math.min(NOTIFY_BACKOFF_CAP_MS, backoffBaseMs * 2 ** Math.max(0, attempts - 1));
 
   async function send(destination: NotifyDestination, note: Notification): Promise<string | null> {
@@ -71,7 +68,7 @@ export function createAlertNotifier({ db, destinations, fetch, log, everyMs = NO
     }
   }
 
-  async function sendAlerts(destination: NotifyDestination, savedAt: string): Promise<void> {
+  async function sendAlerts(destination: NotifyDestination, savedAt: string, stopped: () => boolean): Promise<void> {
     const due = await db.any(sql.type(DueAlertSchema)`
       SELECT id::text, kind, agent_id AS agent, sector, object, connection_id::text AS "connectionId", detail,
              to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "occurredAt", state, notify_attempts AS attempts
@@ -80,7 +77,7 @@ export function createAlertNotifier({ db, destinations, fetch, log, everyMs = NO
         AND notify_attempts < ${NOTIFY_MAX_ATTEMPTS}::int AND (notify_next_at IS NULL OR notify_next_at <= now())
       ORDER BY id LIMIT 50`);
     for (const alert of due) {
-      if (stopped) return;
+      if (stopped()) return;
       const failure = await send(destination, { title: 'Personal Context Gateway alert', message: describeAlert(alert), urgent: alert.kind === 'refusal_burst' || alert.kind === 'needs_person', tags: ALERT_TAGS[alert.kind] });
       if (failure === null) {
         await db.query(sql.unsafe`UPDATE activity_alerts SET notified_at = now(), notify_attempts = notify_attempts + 1, notify_error = NULL WHERE id = ${alert.id}::bigint`);
@@ -124,44 +121,14 @@ export function createAlertNotifier({ db, destinations, fetch, log, everyMs = NO
         WHERE day = ${due.day}::date`);
   }
 
-  async function pass(): Promise<void> {
+  async function pass(stopped: () => boolean): Promise<void> {
     const saved = await destinations.open();
     if (!saved) return;
-    await sendAlerts(saved.destination, saved.savedAt);
-    if (!stopped) await sendDigest(saved.destination, saved.savedAt);
+    await sendAlerts(saved.destination, saved.savedAt, stopped);
+    if (!stopped()) await sendDigest(saved.destination, saved.savedAt);
   }
 
-  function runOnce(): Promise<void> {
-    running ??= pass().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
-
-  function schedule(): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      runOnce()
-        .catch((error: unknown) => log.warn({ err: error }, '[alerts] notification pass failed, will try again'))
-        .finally(schedule);
-    }, everyMs);
-    timer.unref();
-  }
-
-  return {
-    runOnce,
-    start(): void {
-      stopped = false;
-      runOnce()
-        .catch((error: unknown) => log.warn({ err: error }, '[alerts] notification pass failed, will try again'))
-        .finally(schedule);
-    },
-    async close(): Promise<void> {
-      stopped = true;
-      clearTimeout(timer);
-      await running?.catch(() => undefined);
-    },
-  };
+  return createPeriodicPass({ pass, everyMs, log, failedText: '[alerts] notification pass failed, will try again' });
 }
 
 export type AlertNotifier = ReturnType<typeof createAlertNotifier>;
