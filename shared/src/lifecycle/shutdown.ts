@@ -40,8 +40,12 @@ export function closeOnSignals(service: StoppableService, log: Logger, graceMs =
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   if (process.send) {
-    process.once('disconnect', () => {
-      if (!closing) onSignal('launcher-gone');
-    });
+    // A launcher killed while this service was still starting closed the channel before anyone listened:
+    // the 'disconnect' event is gone, so the state is read instead, or the service would outlive it.
+    if (!process.connected) onSignal('launcher-gone');
+    else
+      process.once('disconnect', () => {
+        if (!closing) onSignal('launcher-gone');
+      });
   }
 }
