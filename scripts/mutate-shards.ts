@@ -1,0 +1,67 @@
+/**
+ * The shards of mutation testing (issue 43): one per core module, run by `npm run mutate` (scripts/mutate.ts),
+ * each with its own incremental file and sandbox, so two can run at once.
+ *
+ * A shard's tests reach its mutated code only by relative imports: Stryker copies the tree to a sandbox, but a
+ * workspace import (`@pcg/shared/…`) goes through node_modules' symlinks to the original tree, whose code is
+ * never mutated. So a shard's test files are those beside its modules (or, for the gateway, under its test/).
+ */
+export type Shard = {
+  /** The module's source files (globs). */
+  mutate: string[];
+  /** The tests that exercise them by relative import (globs). */
+  testFiles: string[];
+};
+
+const QUERY_TESTS = ['shared/src/query/*.test.ts'];
+
+export const shards: Record<string, Shard> = {
+  // The query planner: input parsing, the plan and the aggregate plan, the cursor.
+  'query-plan': {
+    mutate: ['shared/src/query/query-{plan,aggregate-plan,input,cursor}*.ts'],
+    testFiles: QUERY_TESTS,
+  },
+  // The SQL builder: the page and aggregate statements, computed columns, visibility, twin rows.
+  'query-sql': {
+    mutate: ['shared/src/query/query-{sql,computed,visible,twins}*.ts'],
+    testFiles: QUERY_TESTS,
+  },
+  // Date validation and relative dates.
+  dates: {
+    mutate: ['shared/src/query/query-dates.ts'],
+    testFiles: QUERY_TESTS,
+  },
+  // Value validation: what Postgres would refuse, and the filter values of a query.
+  values: {
+    mutate: ['shared/src/validation/pg-values.ts', 'shared/src/query/query-values.ts'],
+    testFiles: ['shared/src/validation/*.test.ts', ...QUERY_TESTS],
+  },
+  // Grants and agent key checks.
+  grants: {
+    mutate: ['shared/src/grants/{grants-fns,agent-key-fns,key-resolver}.ts'],
+    testFiles: ['shared/src/grants/*.test.ts'],
+  },
+  // The call guard in front of every read and action.
+  'call-guard': {
+    mutate: ['shared/src/reads/call-guard.ts'],
+    testFiles: ['shared/src/reads/*.test.ts'],
+  },
+  // The MCP request validation at the gateway's edge.
+  'request-validation': {
+    mutate: ['services/gateway/src/mcp/request-validation.ts'],
+    testFiles: ['services/gateway/test/{request-validation,mcp-*}.test.ts'],
+  },
+  // The audit chain and its verify.
+  'audit-chain': {
+    mutate: ['shared/src/audit/audit-chain-*.ts'],
+    testFiles: ['shared/src/audit/*.test.ts'],
+  },
+  // The refusal throttle.
+  throttle: {
+    mutate: ['shared/src/audit/audit-throttle.ts'],
+    testFiles: ['shared/src/audit/audit-throttle.test.ts'],
+  },
+};
+
+/** What `npm run mutate:smoke` runs from scratch in CI: a small shard, with only its unit tests (no database). */
+export const SMOKE = { shard: 'dates', testFiles: ['shared/src/query/query-dates.test.ts'] };

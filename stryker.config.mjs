@@ -1,0 +1,37 @@
+// @ts-check
+import { shards } from './scripts/mutate-shards.ts';
+
+/**
+ * Mutation testing of the core (issue 43): StrykerJS with its vitest runner. scripts/mutate.ts runs it one
+ * shard at a time (scripts/mutate-shards.ts), overriding `mutate`, `testFiles`, the incremental file, the
+ * sandbox and the report names; this file holds what every shard shares. `npx stryker run` alone mutates the
+ * whole core in one go.
+ */
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  packageManager: 'npm',
+  testRunner: 'vitest',
+  plugins: ['@stryker-mutator/vitest-runner'],
+  vitest: { configFile: 'vitest.mutate.config.ts', related: false },
+  // Each test is traced to the mutants it reaches, and a mutant runs only the tests that reach it.
+  coverageAnalysis: 'perTest',
+  // Results are kept per shard (reports/mutation/<shard>.incremental.json, committed): a later run tests
+  // only the mutants whose code or covering tests changed. `npm run mutate -- --force` tests all again.
+  incremental: true,
+  // The machine has two cores and others work on it; two shards may run at once, one runner each.
+  concurrency: 1,
+  // Integration tests talk to Postgres; a busy machine must not turn a slow query into a timeout.
+  timeoutMS: 20_000,
+  // Static mutants (module-level constants) need a full reload per mutant; they are counted, not skipped.
+  ignoreStatic: false,
+  mutate: Object.values(shards).flatMap((shard) => shard.mutate).concat('!**/*.test.ts'),
+  ignorePatterns: ['data', 'docs', 'deploy', 'reports', 'coverage', 'test-results'],
+  reporters: ['progress-append-only', 'clear-text', 'html', 'json'],
+  clearTextReporter: { allowColor: false, logTests: false, allowEmojis: false },
+  htmlReporter: { fileName: 'reports/mutation/all.html' },
+  jsonReporter: { fileName: 'reports/mutation/all.json' },
+  incrementalFile: 'reports/mutation/all.incremental.json',
+  tempDirName: '.stryker-tmp/all',
+  cleanTempDir: 'always',
+};
