@@ -62,13 +62,15 @@ describe('the refusal throttle (spec 6)', () => {
     clock.now = T0 + MINUTE + 5_000;
     expect(await throttle.check('initialize', refusal())).toEqual({ recorded: true, summarized: 20 });
     expect(recorded).toHaveLength(32);
-    expect(recorded[30]).toMatchObject({
+    expect(recorded[30]).toEqual({
       agentId: null,
       tool: 'initialize',
       sector: null,
       decision: 'deny',
       denyReason: 'throttled: 20 initialize denials coalesced',
       args: { suppressed: 20, windowStartedAt: '2026-03-01T10:00:00.000Z' },
+      resultCount: 0,
+      outcome: 'error',
     });
     expect(recorded[31]?.denyReason).toBe('access denied: unknown agent');
 
@@ -142,5 +144,76 @@ describe('the refusal throttle (spec 6)', () => {
     expect(throttle.record('initialize', refusal())).toBeUndefined();
     await throttle.drain();
     expect(recorded).toHaveLength(1);
+  });
+});
+
+describe('the refusal throttle, configured and failing', () => {
+  it('takes another cap and window length, and dates a summary by the window it covers', async () => {
+    const recorded: AuditEvent[] = [];
+    const clock = { now: T0 + 2_500 };
+    const throttle = createRefusalThrottle({
+      redis: testEnv.redis,
+      recorder: { record: (event) => void recorded.push(event) },
+      log: createCapturingLogger().log,
+      now: () => clock.now,
+      cap: 2,
+      windowMs: 1_000,
+    });
+    const decisions = [];
+    for (let index = 0; index < 4; index += 1) decisions.push(await throttle.check('bridge', refusal('authorize')));
+    expect(decisions).toEqual([
+      { recorded: true, summarized: 0 },
+      { recorded: true, summarized: 0 },
+      { recorded: false, summarized: 0 },
+      { recorded: false, summarized: 0 },
+    ]);
+    clock.now = T0 + 2_999;
+    expect(await throttle.check('bridge', refusal('authorize'))).toEqual({ recorded: false, summarized: 0 });
+    clock.now = T0 + 3_000;
+    expect(await throttle.check('bridge', refusal('authorize'))).toEqual({ recorded: true, summarized: 3 });
+    expect(recorded.map((event) => event.denyReason)).toEqual([
+      'access denied: unknown agent',
+      'access denied: unknown agent',
+      'throttled: 3 further bridge denials suppressed',
+      'access denied: unknown agent',
+    ]);
+    expect(recorded[2]?.args).toEqual({ suppressed: 3, windowStartedAt: '2026-03-01T10:00:02.000Z' });
+  });
+
+  it('windows whole minutes of the system clock when given none', async () => {
+    const throttle = createRefusalThrottle({ redis: testEnv.redis, recorder: { record: () => undefined }, log: createCapturingLogger().log });
+    const before = Math.floor(Date.now() / MINUTE);
+    await throttle.check('initialize', refusal());
+    const window = Number(await testEnv.redis.hget(throttleStateKey('initialize'), 'window'));
+    expect(window).toBeGreaterThanOrEqual(before);
+    expect(window).toBeLessThanOrEqual(Math.floor(Date.now() / MINUTE));
+  });
+
+  it('drops a refusal it cannot count when Redis does not answer, logs it, and never throws', async () => {
+    const down = createRedis({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix }, 'commands');
+    down.disconnect();
+    const recorded: AuditEvent[] = [];
+    const { log, lines } = createCapturingLogger('audit');
+    const throttle = createRefusalThrottle({ redis: down, recorder: { record: (event) => void recorded.push(event) }, log, now: () => T0 });
+    expect(await throttle.check('initialize', refusal())).toBeNull();
+    throttle.record('bridge', refusal('authorize'));
+    await throttle.drain();
+    expect(recorded).toEqual([]);
+    const logged = lines().map((line) => JSON.parse(line) as { level: number; msg: string; kind: string });
+    expect(logged.map(({ level, msg, kind }) => ({ level, msg, kind }))).toEqual([
+      { level: 50, msg: '[audit] refusal throttle unavailable — dropped', kind: 'initialize' },
+      { level: 50, msg: '[audit] refusal throttle unavailable — dropped', kind: 'bridge' },
+    ]);
+  });
+
+  it('drain() waits for every decision under way, and returns at once when there is none', async () => {
+    const { recorded, throttle } = harness();
+    await throttle.drain();
+    for (let index = 0; index < 5; index += 1) throttle.record('initialize', refusal());
+    await throttle.drain();
+    expect(recorded).toHaveLength(5);
+    throttle.record('initialize', refusal());
+    await throttle.drain();
+    expect(recorded).toHaveLength(6);
   });
 });

@@ -40,6 +40,9 @@ describe('agent keys', () => {
     expect(keyHashesEqual(a, hashAgentKey('b'))).toBe(false);
     expect(keyHashesEqual(a.subarray(0, 16), a.subarray(0, 16))).toBe(false);
     expect(keyHashesEqual(Buffer.alloc(0), Buffer.alloc(0))).toBe(false);
+    expect(keyHashesEqual(a, a.subarray(0, 16))).toBe(false);
+    expect(keyHashesEqual(a.subarray(0, 16), a)).toBe(false);
+    expect(keyHashesEqual(Buffer.concat([a, a]), a)).toBe(false);
   });
 });
 
@@ -54,6 +57,7 @@ describe('the Authorization header (spec 5)', () => {
     ['  Bearer k1', 'k1'],
     ['Bearer\tk1', 'k1'],
     ['Bearer k1 k2', 'k1 k2'],
+    ['Bearer k1\nk2', 'k1\nk2'],
   ])('reads %j as the token %j', (header, token) => {
     expect(parseBearer(header)).toEqual({ kind: 'token', token });
   });
@@ -70,6 +74,9 @@ describe('the Authorization header (spec 5)', () => {
     ['Token', 'Token k1'],
     ['a scheme glued to the key', 'Bearerk1'],
     ['a bare key', 'pcg_k1'],
+    ['a longer word ending in bearer', 'NotBearer k1'],
+    ['a word before the scheme', 'x Bearer k1'],
+    ['a newline after the scheme', 'Bearer\nk1'],
   ])('counts %s as no key', (_label, header) => {
     expect(parseBearer(header)).toEqual({ kind: 'none' });
   });

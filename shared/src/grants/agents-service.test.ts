@@ -288,6 +288,31 @@ describe('the resolver', () => {
     }
   });
 
+  it('logs each refusal at debug level with its reason and the agent name when there is one, never the key', async () => {
+    const { log, lines } = createCapturingLogger('grants');
+    const logging = createKeyResolver({ db: testEnv.db, log });
+    const live = await keyOf('papa');
+    const revoked = await keyOf('quebec');
+    await service.revoke('quebec');
+    const expiring = await keyOf('romeo', ['home'], 1);
+    const unknown = generateAgentKey();
+    expect(await logging.resolveKey(live, clock)).toMatchObject({ ok: true });
+    await logging.resolveKey(unknown, clock);
+    await logging.resolveKey('pcg_short', clock);
+    await logging.resolveKey(revoked, clock);
+    await logging.resolveKey(expiring, new Date(clock.getTime() + 2 * DAY_MS));
+    await logging.resolveAuthorization(undefined, clock);
+    const logged = lines().map((line) => JSON.parse(line) as Record<string, unknown>);
+    const DEBUG = 20;
+    expect(logged.map(({ level, msg, reason, agent, malformed }) => ({ level, msg, reason, agent, malformed }))).toEqual([
+      { level: DEBUG, msg: 'agent key refused', reason: 'unknown agent', agent: undefined, malformed: undefined },
+      { level: DEBUG, msg: 'agent key refused', reason: 'unknown agent', agent: undefined, malformed: true },
+      { level: DEBUG, msg: 'agent key refused', reason: 'revoked', agent: 'quebec', malformed: undefined },
+      { level: DEBUG, msg: 'agent key refused', reason: 'expired', agent: 'romeo', malformed: undefined },
+    ]);
+    for (const key of [live, revoked, expiring, unknown, 'pcg_short']) expect(lines().join('\n')).not.toContain(key);
+  });
+
   it('refuses a token that is not shaped like an agent key as unknown agent, marked malformed', async () => {
     const key = await keyOf('oscar');
     for (const token of ['nonsense', key.slice(0, -1), `pcgat_${key.slice(4)}`, `${key} extra`]) {
