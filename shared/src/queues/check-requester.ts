@@ -1,10 +1,10 @@
-import type { Job, Queue, QueueEvents } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { z } from 'zod';
 import { CHECK_TIME_BUDGET_MS, ConnectionCheckSchema, CredentialCheckResultSchema, type ConnectionCheck, type CredentialCheckResult } from '../connections/index.ts';
 import type { Logger } from '../logger/index.ts';
 import type { RedisSettings } from '../redis/index.ts';
 import { ConnectionCheckJobSchema, CredentialCheckJobSchema, LiveJobResultSchema, type CredentialCheckJob } from './job-catalogue.ts';
-import { openQueue, openQueueEvents } from './queue-connections.ts';
+import { awaitJob, openRequester, type RequesterQueue } from './job-requester.ts';
 
 /** A check waits for its 20 s on the source plus the queue's own hand-over. */
 export const CHECK_WAIT_MS = CHECK_TIME_BUDGET_MS + 5_000;
@@ -17,18 +17,14 @@ export class CheckUnansweredError extends Error {}
  * answered by the sync-worker (the one process that talks to sources), never retried, awaited with a
  * timeout; a job still waiting when the Console gives up is taken back.
  */
-export function createCheckRequesterFrom({ queue, events, log, timeoutMs = CHECK_WAIT_MS }: { queue: Queue; events: QueueEvents; log: Logger; timeoutMs?: number }) {
+export function createCheckRequesterFrom({ queue, events, log, timeoutMs = CHECK_WAIT_MS }: RequesterQueue & { log: Logger; timeoutMs?: number }) {
   async function answer<T>(added: Job, schema: z.ZodType<T>): Promise<T> {
-    let raw: unknown;
-    try {
-      raw = await added.waitUntilFinished(events, timeoutMs);
-    } catch (error) {
-      const timedOut = /timed out/.test((error as Error).message);
-      if (timedOut) await added.remove().catch(() => undefined);
-      log.warn({ jobId: added.id, timedOut }, 'check job did not answer');
-      throw new CheckUnansweredError(timedOut ? `the sync-worker did not answer within ${Math.round(timeoutMs / 1000)} s; is it running?` : 'the check failed in the sync-worker');
+    const outcome = await awaitJob(added, events, timeoutMs);
+    if (!outcome.finished) {
+      log.warn({ jobId: added.id, timedOut: outcome.timedOut }, 'check job did not answer');
+      throw new CheckUnansweredError(outcome.timedOut ? `the sync-worker did not answer within ${Math.round(timeoutMs / 1000)} s; is it running?` : 'the check failed in the sync-worker');
     }
-    const result = LiveJobResultSchema.safeParse(raw);
+    const result = LiveJobResultSchema.safeParse(outcome.value);
     if (!result.success) throw new CheckUnansweredError('the check failed in the sync-worker');
     if (result.data.status === 'failed') throw new CheckUnansweredError(result.data.message);
     const value = schema.safeParse(result.data.value);
@@ -61,19 +57,5 @@ export type CheckRequester = ReturnType<typeof createCheckRequesterFrom>;
 
 /** Opens a `live` producer queue and its events for checks; `close()` releases both. */
 export async function createCheckRequester(settings: RedisSettings, log: Logger, options: { timeoutMs?: number } = {}): Promise<CheckRequester & { close(): Promise<void> }> {
-  const queue = await openQueue(settings, 'live', log);
-  let events: QueueEvents;
-  try {
-    events = await openQueueEvents(settings, 'live', log);
-  } catch (error) {
-    await queue.close();
-    throw error;
-  }
-  return {
-    ...createCheckRequesterFrom({ queue, events, log, timeoutMs: options.timeoutMs }),
-    async close() {
-      await events.close();
-      await queue.close();
-    },
-  };
+  return openRequester(settings, 'live', log, (connection) => createCheckRequesterFrom({ ...connection, log, timeoutMs: options.timeoutMs }));
 }

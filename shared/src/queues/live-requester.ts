@@ -1,4 +1,4 @@
-import type { Job, Queue, QueueEvents } from 'bullmq';
+import type { Job } from 'bullmq';
 import { z } from 'zod';
 import { HttpError, UpstreamError } from '../http/index.ts';
 import {
@@ -13,7 +13,7 @@ import {
 import type { Logger } from '../logger/index.ts';
 import type { RedisSettings } from '../redis/index.ts';
 import { LiveJobResultSchema, LiveJobSchema, type LiveJob } from './job-catalogue.ts';
-import { openQueue, openQueueEvents } from './queue-connections.ts';
+import { awaitJob, openRequester, type RequesterQueue } from './job-requester.ts';
 
 export const liveConfig = z.object({
   /** How long a caller awaits a live read or an action before giving up, in milliseconds; default 20000. */
@@ -33,9 +33,7 @@ export class LiveTimeoutError extends HttpError {
   }
 }
 
-export type LiveRequesterDeps = {
-  queue: Queue;
-  events: QueueEvents;
+export type LiveRequesterDeps = RequesterQueue & {
   log: Logger;
   /** Default 20000 ms. */
   timeoutMs?: number;
@@ -51,19 +49,13 @@ export function createLiveRequesterFrom({ queue, events, log, timeoutMs = 20_000
   async function run(request: LiveJob extends infer J ? Omit<J, 'deadline'> : never): Promise<unknown> {
     const job: LiveJob = LiveJobSchema.parse({ ...request, deadline: Date.now() + timeoutMs });
     const added: Job = await queue.add(job.kind, job);
-    let raw: unknown;
-    try {
-      raw = await added.waitUntilFinished(events, timeoutMs);
-    } catch (error) {
-      if (/timed out/.test((error as Error).message)) {
-        // Still waiting means no worker took it: take it back so it never runs after the caller gave up.
-        await added.remove().catch(() => undefined);
-        throw new LiveTimeoutError(Math.round(timeoutMs / 100) / 10, job.kind);
-      }
-      log.error({ err: error, jobId: added.id, kind: job.kind }, 'live job failed in the worker');
+    const outcome = await awaitJob(added, events, timeoutMs);
+    if (!outcome.finished) {
+      if (outcome.timedOut) throw new LiveTimeoutError(Math.round(timeoutMs / 100) / 10, job.kind);
+      log.error({ err: outcome.error, jobId: added.id, kind: job.kind }, 'live job failed in the worker');
       throw new UpstreamError('the live request failed in the sync-worker');
     }
-    const result = LiveJobResultSchema.safeParse(raw);
+    const result = LiveJobResultSchema.safeParse(outcome.value);
     if (!result.success) {
       log.error({ jobId: added.id, kind: job.kind }, 'live job returned an unexpected shape');
       throw new UpstreamError('the live request failed in the sync-worker');
@@ -91,20 +83,5 @@ export async function createLiveRequester(
   log: Logger,
   options: { timeoutMs?: number } = {},
 ): Promise<LiveRequester & { close(): Promise<void> }> {
-  const queue = await openQueue(settings, 'live', log);
-  let events: QueueEvents;
-  try {
-    events = await openQueueEvents(settings, 'live', log);
-  } catch (error) {
-    await queue.close();
-    throw error;
-  }
-  const requester = createLiveRequesterFrom({ queue, events, log, timeoutMs: options.timeoutMs });
-  return {
-    ...requester,
-    async close() {
-      await events.close();
-      await queue.close();
-    },
-  };
+  return openRequester(settings, 'live', log, (connection) => createLiveRequesterFrom({ ...connection, log, timeoutMs: options.timeoutMs }));
 }
