@@ -20,7 +20,9 @@ import { ms, printTable, summarize, timed } from './stats.ts';
  * one McpServer per session) whose one tool runs the same SQL; the gateway's stateless lane (revision
  * 2026-07-28) against a bare v2 SDK server (`createMcpHandler`, stateless) doing the same; and a plain
  * fastify route running the same SQL; the memory of 512 idle sessions on both servers;
- * and, over a long run of calls, the gateway's heap after a forced collection every 50,000 calls.
+ * and, over a long run of calls on each of the gateway and the bare v1 server in turn, heap and RSS after a
+ * forced collection every 50,000 calls. It ends with the memory rows side by side: idle, after the measured
+ * calls and after the long run, gateway / bare (target ≤ 1.3 for RSS).
  *
  * Sizes: BENCH_MCP_CALLS (6,000), BENCH_MCP_WARMUP (4,000 per target), BENCH_MCP_SOAK (500,000),
  * BENCH_MCP_HEAP_EVERY (50,000), BENCH_MCP_IDLE (512), BENCH_MCP_ROWS (100,000); BENCH_SMOKE=1 makes them
@@ -58,8 +60,10 @@ function cpuMs(pid: number): number {
 }
 const CLOCK_TICKS = 100;
 
+type Usage = { heapMb: number; rssMb: number; heapTotalMb: number; externalMb: number };
+
 /** Heap used after a forced collection, and RSS, in MB, from a child started with the heap probe. */
-function heapOf(child: ChildProcess): Promise<{ heapMb: number; rssMb: number; heapTotalMb: number; externalMb: number }> {
+function heapOf(child: ChildProcess): Promise<Usage> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the heap probe did not answer')), 30_000);
     child.once('message', (message) => {
@@ -165,6 +169,8 @@ await runBench(
     // Resident memory and heap after a forced collection, each as the idle sessions' cost. RSS is what the
     // machine pays, but it moves with pages the allocators keep or return; the heap is the steadier measure.
     const idleCost: Record<string, { rss: number; heap: number }> = {};
+    // Each server's memory at the three points the closing table compares: idle, after the measured calls, after the long run.
+    const compared: Record<'idle' | 'measured' | 'long', { gateway?: Usage; bare?: Usage }> = { idle: {}, measured: {}, long: {} };
     for (const [name, child, target, sessionKey] of [
       ['gateway', gateway, gatewayUrl, key],
       ['bare SDK server', bare, bareUrl, undefined],
@@ -173,6 +179,7 @@ await runBench(
       // are not counted as the cost of idle sessions.
       for (const id of await Promise.all(Array.from({ length: 32 }, () => openSession(target, sessionKey)))) await closeSession(target, id, sessionKey);
       const before = await heapOf(child);
+      compared.idle[child === gateway ? 'gateway' : 'bare'] = before;
       const idle: string[] = [];
       while (idle.length < IDLE) {
         idle.push(...(await Promise.all(Array.from({ length: Math.min(32, IDLE - idle.length) }, () => openSession(target, sessionKey)))));
@@ -268,32 +275,68 @@ await runBench(
     const afterCalls: Array<Record<string, string | number>> = [];
     for (const [name, child] of [['gateway (both lanes)', gateway], ['bare v1 SDK server', bare], ['bare v2 SDK server', bareV2]] as const) {
       const usage = await heapOf(child);
+      if (child === gateway) compared.measured.gateway = usage;
+      if (child === bare) compared.measured.bare = usage;
       afterCalls.push({ server: name, rss_mb: ms(usage.rssMb), heap_used_mb: ms(usage.heapMb), heap_total_mb: ms(usage.heapTotalMb), external_mb: ms(usage.externalMb) });
     }
     printTable(`bench:mcp — memory after the warm-up and measured calls (${(WARMUP + CALLS).toLocaleString()} a target), after a forced collection`, afterCalls);
 
     if (SOAK_CALLS > 0) {
-      const soak: Array<Record<string, string | number>> = [];
-      const first = await heapOf(gateway);
-      soak.push({ calls: 0, heap_mb: ms(first.heapMb), rss_mb: ms(first.rssMb), 'vs first': 1 });
-      let firstAfterLoad: number | undefined;
-      // The sessions of the rounds above, not 32 more.
-      const call = calls[GATEWAY] as (loop: number) => Promise<void>;
-      const { perSecond } = await load(SOAK_CALLS, call, {
-        step: HEAP_EVERY,
-        every: async (done) => {
-          const usage = await heapOf(gateway);
-          firstAfterLoad ??= usage.heapMb;
-          soak.push({ calls: done, heap_mb: ms(usage.heapMb), rss_mb: ms(usage.rssMb), 'vs first': ms(usage.heapMb / firstAfterLoad) });
-          // Shown as it goes too: a long run that is stopped early still says what it saw.
-          console.log(`  after ${done.toLocaleString()} calls: heap ${ms(usage.heapMb)} MB, rss ${ms(usage.rssMb)} MB`);
-        },
-      });
+      // Each server in turn, on the sessions of the rounds above (not 32 more), the gateway first.
+      const soaked = [
+        { side: 'gateway' as const, child: gateway, call: calls[GATEWAY] as (loop: number) => Promise<void> },
+        { side: 'bare' as const, child: bare, call: calls[BARE] as (loop: number) => Promise<void> },
+      ];
+      const points: Record<number, Record<string, string | number>> = {};
+      const rates: string[] = [];
+      for (const { side, child, call } of soaked) {
+        const first = await heapOf(child);
+        let firstAfterLoad: number | undefined;
+        const record = (done: number, usage: Usage) => {
+          const row = (points[done] ??= { calls: done });
+          row[`${side} heap_mb`] = ms(usage.heapMb);
+          row[`${side} rss_mb`] = ms(usage.rssMb);
+          if (side === 'gateway') row['gateway heap vs first'] = done === 0 ? 1 : ms(usage.heapMb / (firstAfterLoad ??= usage.heapMb));
+        };
+        record(0, first);
+        const { perSecond } = await load(SOAK_CALLS, call, {
+          step: HEAP_EVERY,
+          every: async (done) => {
+            const usage = await heapOf(child);
+            record(done, usage);
+            compared.long[side] = usage;
+            // Shown as it goes too: a long run that is stopped early still says what it saw.
+            console.log(`  ${side} after ${done.toLocaleString()} calls: heap ${ms(usage.heapMb)} MB, rss ${ms(usage.rssMb)} MB`);
+          },
+        });
+        rates.push(`${side} ${Math.round(perSecond)} calls/s`);
+      }
       printTable(
-        `bench:mcp — gateway heap after a forced collection every ${HEAP_EVERY.toLocaleString()} of ${SOAK_CALLS.toLocaleString()} calls (${Math.round(perSecond)} calls/s; target: flat within 10% of the first checkpoint)`,
-        soak,
+        `bench:mcp — heap and RSS after a forced collection every ${HEAP_EVERY.toLocaleString()} of ${SOAK_CALLS.toLocaleString()} calls on each server (${rates.join(', ')}; target: the gateway's heap flat within 10% of its first checkpoint)`,
+        Object.values(points),
       );
     }
+
+    // The memory rows side by side (issue 38's target: the gateway's RSS ≤ 1.3 × the bare v1 server's, idle and after the long run).
+    const summary: Array<Record<string, string | number>> = [];
+    for (const [state, label] of [
+      ['idle', 'idle, no session'],
+      ['measured', `after ${(WARMUP + CALLS).toLocaleString()} calls a target`],
+      ['long', `after ${SOAK_CALLS.toLocaleString()} more calls`],
+    ] as const) {
+      const { gateway: ours, bare: theirs } = compared[state];
+      if (!ours || !theirs) continue;
+      summary.push({
+        state: label,
+        'gateway rss_mb': ms(ours.rssMb),
+        'bare rss_mb': ms(theirs.rssMb),
+        'rss gateway / bare (≤ 1.3)': ms(ours.rssMb / theirs.rssMb),
+        'gateway heap_mb': ms(ours.heapMb),
+        'bare heap_mb': ms(theirs.heapMb),
+        'heap gateway / bare': ms(ours.heapMb / theirs.heapMb),
+      });
+    }
+    printTable('bench:mcp — memory, gateway against the bare v1 SDK server, after a forced collection', summary);
     if (SMOKE) console.log('(smoke size: the numbers above say nothing about throughput)');
   },
   async () => {
