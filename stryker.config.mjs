@@ -26,7 +26,8 @@ export default {
   // Static mutants (module-level constants) need a full reload per mutant; they are counted, not skipped.
   ignoreStatic: false,
   mutate: Object.values(shards).flatMap((shard) => shard.mutate).concat('!**/*.test.ts'),
-  ignorePatterns: ['data', 'docs', 'deploy', 'reports', 'coverage', 'test-results'],
+  // Another shard's sandbox (.stryker-tmp/<shard>) is never copied into this one's.
+  ignorePatterns: ['.stryker-tmp', 'data', 'docs', 'deploy', 'reports', 'coverage', 'test-results'],
   reporters: ['progress-append-only', 'clear-text', 'html', 'json'],
   clearTextReporter: { allowColor: false, logTests: false, allowEmojis: false },
   htmlReporter: { fileName: 'reports/mutation/all.html' },
