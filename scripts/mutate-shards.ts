@@ -51,10 +51,21 @@ export const shards: Record<string, Shard> = {
     mutate: ['services/gateway/src/mcp/request-validation.ts'],
     testFiles: ['services/gateway/test/{request-validation,mcp-*}.test.ts'],
   },
-  // The audit chain and its verify.
-  'audit-chain': {
-    mutate: ['shared/src/audit/audit-chain-*.ts'],
-    testFiles: ['shared/src/audit/*.test.ts'],
+  // The audit chain, in three shards of its own (each mutant's tests write and walk a chain in Postgres, so one
+  // shard would be the longest by far): the canonical form and the links, by their unit tests alone;
+  // the verify and the walk it reads with; the writing of links (INSERT and COPY), the descent check and the
+  // verification service.
+  'audit-chain-fns': {
+    mutate: ['shared/src/audit/audit-chain-fns.ts'],
+    testFiles: ['shared/src/audit/audit-chain-fns.test.ts'],
+  },
+  'audit-chain-verify': {
+    mutate: ['shared/src/audit/audit-chain-{verify,walk}.ts'],
+    testFiles: ['shared/src/audit/audit-chain*.test.ts'],
+  },
+  'audit-chain-write': {
+    mutate: ['shared/src/audit/audit-chain-{queries,copy,descent,service}.ts'],
+    testFiles: ['shared/src/audit/audit-chain*.test.ts'],
   },
   // The refusal throttle.
   throttle: {
