@@ -1,2 +1,3 @@
 export * from './create-redis.ts';
 export * from './keep-subscribed.ts';
+export * from './event-channel.ts';
