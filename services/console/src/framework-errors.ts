@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { STORE_DOWN_TEXT, STORE_RETRY_AFTER_SECONDS, unreachableStore, type HttpError } from '@pcg/shared/http';
+import type { DomainError } from '@pcg/shared/errors';
+import { domainErrorAnswer, STORE_DOWN_TEXT, STORE_RETRY_AFTER_SECONDS, unreachableStore } from '@pcg/shared/http';
 import { INGEST_PATH_PREFIX } from './routes/ingest.ts';
 import { isMirrorPath } from './routes/mirror.ts';
 
@@ -19,7 +20,7 @@ export const MAX_PATH_PARAM_LENGTH = 1024;
 export function answerFrameworkErrors(deps: {
   refuseUndecodablePush?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply;
   /** The mirror's key check: its refusal, or null when the key stands. */
-  mirrorKeyRefusal?: (request: FastifyRequest) => Promise<HttpError | null>;
+  mirrorKeyRefusal?: (request: FastifyRequest) => Promise<DomainError | null>;
 }) {
   const badUrl = (reply: FastifyReply) => reply.code(400).send({ error: 'the URL does not decode: a percent sign must start a valid UTF-8 escape', code: 'bad_url' });
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
@@ -28,7 +29,11 @@ export function answerFrameworkErrors(deps: {
         if (deps.refuseUndecodablePush && request.method === 'POST' && request.url.startsWith(INGEST_PATH_PREFIX)) return deps.refuseUndecodablePush(request, reply);
         if (deps.mirrorKeyRefusal && isMirrorPath(request.url)) {
           deps.mirrorKeyRefusal(request).then(
-            (refusal) => (refusal ? reply.code(refusal.status).send({ error: refusal.message, code: refusal.code }) : badUrl(reply)),
+            (refusal) => {
+              if (!refusal) return badUrl(reply);
+              const answer = domainErrorAnswer(refusal);
+              return reply.code(answer.status).send(answer.body);
+            },
             (failure: unknown) => {
               const store = unreachableStore(failure);
               if (store === null) request.log.error({ err: failure }, 'the mirror key check failed');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@pcg/shared/db';
-import { HttpError } from '@pcg/shared/http';
+import { DomainError } from '@pcg/shared/errors';
 import { applyGrant, createSignInQueries } from '@pcg/shared/sign-ins';
 import { useTestEnvironment } from '@pcg/testkit/testing';
 import { refuseUnlessLocalPeer } from '../src/sign-ins/demo-peer.ts';
@@ -67,7 +67,7 @@ describe('a demo sign-in (issue 42)', () => {
   ])('a demo sign-in asked for from peer %s is taken: %s', (peer, taken) => {
     const ask = () => refuseUnlessLocalPeer(peer);
     if (taken) expect(ask).not.toThrow();
-    else expect(ask).toThrow(HttpError);
+    else expect(ask).toThrow(DomainError);
   });
 
   it("is marked only when it is made: the database refuses adding the mark to an operator's sign-in, or changing or removing a demo's", async () => {

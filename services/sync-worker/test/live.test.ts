@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
 import { sql } from '@pcg/shared/db';
 import { startHomeAssistantDouble, type HomeAssistantDouble } from '@pcg/testkit/doubles';
-import { UpstreamError } from '@pcg/shared/http';
+import { UpstreamError } from '@pcg/shared/errors';
 import { createLiveRequester, openSyncProducer } from '@pcg/shared/queues';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { syncWorkerConfigSchema } from '../src/config.ts';

@@ -1,5 +1,5 @@
 import type { DatabasePool } from '../db/index.ts';
-import { ValidationError } from '../http/index.ts';
+import { ValidationError } from '../errors/index.ts';
 import { PG_VALUE_RULES, isPgText } from '../validation/index.ts';
 import { createAuditCursorCodec, loadAuditCursorKey, type AuditCursorCodec } from './audit-cursor.ts';
 import { selectAuditRows, type AuditFilters } from './audit-queries.ts';

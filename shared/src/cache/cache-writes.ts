@@ -1,6 +1,6 @@
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
-import { ValidationError } from '../http/index.ts';
+import { ValidationError } from '../errors/index.ts';
 import { columnOf, findObject, isWritable, SQL_TYPES, type ObjectDef } from '../sectors/index.ts';
 import { MANAGED_FIELDS, recordSchemaFor, type CacheRecord } from './cache-record-schema.ts';
 

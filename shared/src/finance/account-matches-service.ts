@@ -1,6 +1,6 @@
 import type { DatabasePool } from 'slonik';
 import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder } from '../audit/index.ts';
-import { ConflictError, NotFoundError } from '../http/index.ts';
+import { ConflictError, NotFoundError } from '../errors/index.ts';
 import { candidatePairs, lastFourOf } from './account-matches-fns.ts';
 import { createAccountMatchQueries, type MatchRow, type MatchSideRow, type TransactionCounts } from './account-matches-queries.ts';
 import type { AccountMatchList, AccountMatchView, MatchSideView } from './account-matches-types.ts';

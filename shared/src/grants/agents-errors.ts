@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from '../http/index.ts';
+import { ConflictError, NotFoundError } from '../errors/index.ts';
 
 export class AgentNotFoundError extends NotFoundError {
   constructor(name: string) {

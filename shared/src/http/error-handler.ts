@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { DomainError } from '../errors/index.ts';
 import { dataExceptionState, describeDataException } from './data-exception.ts';
-import { HttpError } from './errors.ts';
+import { domainErrorAnswer } from './errors.ts';
 import { STORE_DOWN_TEXT, STORE_RETRY_AFTER_SECONDS, unreachableStore } from './store-unavailable.ts';
 
 type ZodIssueLike = { instancePath?: string; message?: string; params?: { issue?: { path?: PropertyKey[] } } };
@@ -24,8 +25,9 @@ function describeValidation(error: FastifyError & { validation?: ZodIssueLike[] 
  */
 export function registerJsonErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof HttpError) {
-      return reply.code(error.status).send({ error: error.message, code: error.code });
+    if (error instanceof DomainError) {
+      const answer = domainErrorAnswer(error);
+      return reply.code(answer.status).send(answer.body);
     }
     if (hasZodFastifySchemaValidationErrors(error)) {
       return reply.code(400).send({ error: describeValidation(error), code: 'validation_failed' });

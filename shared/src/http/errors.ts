@@ -1,48 +1,19 @@
-/** Errors with a stable machine code and an HTTP status, mapped to answers in one place per service. */
-export class HttpError extends Error {
-  readonly status: number;
-  readonly code: string;
+import type { DomainError, ErrorKind } from '../errors/index.ts';
 
-  constructor(status: number, code: string, message: string) {
-    super(message);
-    this.name = new.target.name;
-    this.status = status;
-    this.code = code;
-  }
-}
+/** The HTTP status each kind of domain error answers with: the one place a kind becomes a status. */
+export const HTTP_STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  unprocessable: 422,
+  upstream: 502,
+  unavailable: 503,
+  timeout: 504,
+};
 
-export class ValidationError extends HttpError {
-  constructor(message: string) {
-    super(400, 'validation_failed', message);
-  }
-}
-
-export class UnauthorizedError extends HttpError {
-  constructor(message = 'unauthorized') {
-    super(401, 'unauthorized', message);
-  }
-}
-
-export class ForbiddenError extends HttpError {
-  constructor(message = 'forbidden') {
-    super(403, 'forbidden', message);
-  }
-}
-
-export class NotFoundError extends HttpError {
-  constructor(message = 'not found') {
-    super(404, 'not_found', message);
-  }
-}
-
-export class ConflictError extends HttpError {
-  constructor(message: string) {
-    super(409, 'conflict', message);
-  }
-}
-
-export class UpstreamError extends HttpError {
-  constructor(message = 'the source did not answer') {
-    super(502, 'upstream_failed', message);
-  }
+/** A domain error as the Console port answers it: its status and the `{ error, code }` body. */
+export function domainErrorAnswer(error: DomainError): { status: number; body: { error: string; code: string } } {
+  return { status: HTTP_STATUS_OF_KIND[error.kind], body: { error: error.message, code: error.code } };
 }

@@ -1,5 +1,5 @@
 import { recordSchemaFor } from '../cache/index.ts';
-import { ValidationError } from '../http/index.ts';
+import { ValidationError } from '../errors/index.ts';
 import { findObject, objectsOfSector, type ObjectDef, type Sector } from '../sectors/index.ts';
 import { isHaePayload, recordsFromHae } from './hae-format.ts';
 import type { RejectedRecord } from './ingest-types.ts';

@@ -1,6 +1,6 @@
 import { InvalidInputError } from 'slonik';
 import type { z } from 'zod';
-import { ValidationError } from '../http/index.ts';
+import { ValidationError } from '../errors/index.ts';
 
 /** A query the engine refuses; its message names the problem and what is valid. Never a SQL error. */
 export class QueryError extends ValidationError {

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { z } from 'zod';
-import { HttpError, UpstreamError } from '../http/index.ts';
+import { DomainError, UpstreamError } from '../errors/index.ts';
 import {
   ActionResultSchema,
   LiveFetchResultSchema,
@@ -21,10 +21,10 @@ export const liveConfig = z.object({
 });
 
 /** A live request that did not come back in time; safe to show an agent. */
-export class LiveTimeoutError extends HttpError {
+export class LiveTimeoutError extends DomainError {
   constructor(seconds: number, kind: LiveJob['kind']) {
     super(
-      504,
+      'timeout',
       'live_timeout',
       kind === 'invoke_action'
         ? `the action was not confirmed within ${seconds} s; it may still be carried out by the source`

@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpstreamError } from '../http/index.ts';
+import { UpstreamError } from '../errors/index.ts';
 import { bullmqPrefix } from '../redis/index.ts';
 import { createCapturingLogger, useTestEnvironment } from '@pcg/testkit/testing';
 import { LiveJobSchema, QUEUES, syncSchedulerId, jobSchema, type LiveJobResult } from './job-catalogue.ts';

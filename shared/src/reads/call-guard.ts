@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditRecorder } from '../audit/index.ts';
 import { OPERATOR_AGENT_ID } from '../audit/index.ts';
-import { HttpError } from '../http/index.ts';
+import { DomainError } from '../errors/index.ts';
 import type { Logger } from '../logger/index.ts';
 import { isSector, SECTORS, type Sector } from '../sectors/index.ts';
 import { isDataException } from '../query/index.ts';
@@ -69,7 +69,7 @@ export function createCallGuard(deps: CallGuardDeps) {
         throw error;
       }
       record('allow', 'error', sector);
-      if (error instanceof HttpError) throw error;
+      if (error instanceof DomainError) throw error;
       // A value the database refused is the caller's to fix, not a failure to retry (the engine names the field).
       if (isDataException(error)) throw new ValidationError(`${tool}: the database cannot use a value given here; check it against get_schema`);
       deps.log.error({ err: error, tool }, 'call failed');

@@ -1,6 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditEvent, AuditRecorder } from '../audit/index.ts';
-import { UpstreamError } from '../http/index.ts';
+import { UpstreamError } from '../errors/index.ts';
 import type { LiveFetchRequest, LiveRequester } from '../live/index.ts';
 import { createQueryEngine } from '../query/index.ts';
 import { sql } from 'slonik';

@@ -1,5 +1,5 @@
 import type { DatabasePool } from 'slonik';
-import { HttpError } from '../http/index.ts';
+import { DomainError } from '../errors/index.ts';
 import type { LiveRequester } from '../live/index.ts';
 import { findProvider } from '../providers/index.ts';
 import { fitRows, PAGE_BUDGET_CHARS } from '../query/index.ts';
@@ -67,7 +67,7 @@ export function notReadableLive(object: string, skipped: ReadonlyArray<{ connect
 export const unknownLiveConnection = (id: string, sector: string, known: readonly string[]) =>
   new ValidationError(`connection_id: '${id}' is no active ${sector} connection; describe_context lists them (active here: ${known.join(', ') || 'none'})`);
 
-const safeMessage = (error: unknown) => (error instanceof HttpError ? error.message : 'the live request failed');
+const safeMessage = (error: unknown) => (error instanceof DomainError ? error.message : 'the live request failed');
 
 export type LiveReadRequest = { object: ObjectDef; id?: string; where?: Array<{ field: string; op: string; value?: unknown }>; connectionId?: string; now: Date };
 

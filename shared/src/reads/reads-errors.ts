@@ -1,4 +1,4 @@
-import { ConflictError, ForbiddenError, NotFoundError, UpstreamError, ValidationError } from '../http/index.ts';
+import { ConflictError, ForbiddenError, NotFoundError, UpstreamError, ValidationError } from '../errors/index.ts';
 import { objectsOfSector, offersActions, SECTORS, type Sector } from '../sectors/index.ts';
 import { byCloseness, closestName } from './closest-names.ts';
 

@@ -1,6 +1,6 @@
 import type { CommonQueryMethods } from 'slonik';
 import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder } from '../audit/index.ts';
-import { ValidationError } from '../http/index.ts';
+import { ValidationError } from '../errors/index.ts';
 import type { Logger } from '../logger/index.ts';
 import { mcpResourceOf, parsePublicOrigin } from './public-origin.ts';
 import type { SettingsEventPublisher } from './settings-events.ts';

@@ -1,11 +1,11 @@
-import { HttpError } from '@pcg/shared/http';
+import { DomainError } from '@pcg/shared/errors';
 import type { DemoEndpoints, ProviderDescriptor } from '@pcg/shared/providers';
 import type { CheckRequester } from '@pcg/shared/queues';
 
 /** The source refused the credential typed at connect (issue 32): nothing was saved. */
-export class CredentialRefusedError extends HttpError {
+export class CredentialRefusedError extends DomainError {
   constructor(message: string) {
-    super(422, 'credential_refused', message);
+    super('unprocessable', 'credential_refused', message);
   }
 }
 

@@ -1,6 +1,6 @@
 import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder } from '@pcg/shared/audit';
 import { checkAnswer, type ConnectionCheck, type ConnectionQueries } from '@pcg/shared/connections';
-import { NotFoundError } from '@pcg/shared/http';
+import { NotFoundError } from '@pcg/shared/errors';
 import { findProvider } from '@pcg/shared/providers';
 import { CheckUnansweredError, type CheckRequester } from '@pcg/shared/queues';
 import { checkPushConnection } from './push-check.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder, type ConsoleAct } from '@pcg/shared/audit';
 import { generateIngestSecret, sealCredentials } from '@pcg/shared/crypto';
-import { ConflictError, HttpError, NotFoundError, ValidationError } from '@pcg/shared/http';
+import { ConflictError, DomainError, NotFoundError, ValidationError } from '@pcg/shared/errors';
 import type { DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
@@ -13,9 +13,9 @@ import type { z } from 'zod';
 import { connectionHealth, createConnectionQueries, type ConnectionQueries, type ConnectionRow, type RemovedSignIn } from '@pcg/shared/connections';
 import type { ConnectionView, CreateConnectionBody, UpdateConnectionBody } from './connections-types.ts';
 
-export class QueueUnavailableError extends HttpError {
+export class QueueUnavailableError extends DomainError {
   constructor() {
-    super(503, 'queue_unavailable', 'the job queue (Redis) is not reachable; try again');
+    super('unavailable', 'queue_unavailable', 'the job queue (Redis) is not reachable; try again');
   }
 }
 

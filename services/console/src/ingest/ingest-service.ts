@@ -1,7 +1,7 @@
 import { upsertRecords } from '@pcg/shared/cache';
 import { ingestSecretMatches } from '@pcg/shared/crypto';
 import type { DatabasePool } from '@pcg/shared/db';
-import { ValidationError } from '@pcg/shared/http';
+import { ValidationError } from '@pcg/shared/errors';
 import { readIngestPayload, type IngestFormat, type RejectedRecord } from '@pcg/shared/ingest';
 import { findProvider } from '@pcg/shared/providers';
 import { isSector, type Sector } from '@pcg/shared/sectors';

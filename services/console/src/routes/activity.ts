@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ActivityViewSchema, AlertSchema, createAlertStore, readActivity } from '@pcg/shared/activity';
 import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder } from '@pcg/shared/audit';
 import type { DatabasePool } from '@pcg/shared/db';
-import { NotFoundError } from '@pcg/shared/http';
+import { NotFoundError } from '@pcg/shared/errors';
 
 export const ACTIVITY_PATH = '/api/activity';
 export const ALERTS_PATH = '/api/alerts';

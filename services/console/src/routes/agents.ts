@@ -10,7 +10,7 @@ import {
   UpdateAgentInputSchema,
   type AgentService,
 } from '@pcg/shared/grants';
-import { ValidationError } from '@pcg/shared/http';
+import { ValidationError } from '@pcg/shared/errors';
 
 export type AgentRoutesDeps = {
   agents: Pick<AgentService, 'createOrRotate' | 'list' | 'update' | 'rotate' | 'revoke' | 'remove'>;

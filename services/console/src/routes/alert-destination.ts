@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { createDestinationStore, DestinationRefusedError, parseDestination } from '@pcg/shared/activity';
 import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder } from '@pcg/shared/audit';
 import type { DatabasePool } from '@pcg/shared/db';
-import { ValidationError } from '@pcg/shared/http';
+import { ValidationError } from '@pcg/shared/errors';
 import type { AddressPolicy } from '@pcg/shared/outbound';
 
 export const ALERT_DESTINATION_PATH = '/api/alerts/destination';

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { HttpError } from '@pcg/shared/http';
+import { DomainError } from '@pcg/shared/errors';
+import { HTTP_STATUS_OF_KIND } from '@pcg/shared/http';
 import { findProvider } from '@pcg/shared/providers';
 import { ConnectionViewSchema } from '../connections/connections-types.ts';
 import { callbackPathOf } from '../providers/provider-views.ts';
@@ -32,9 +33,9 @@ async function asPage<T>(request: FastifyRequest, reply: FastifyReply, kind: str
   try {
     result = await step();
   } catch (error) {
-    const known = error instanceof HttpError;
+    const known = error instanceof DomainError;
     if (!known) request.log.error({ err: error }, 'sign-in failed');
-    reply.code(known ? error.status : 500);
+    reply.code(known ? HTTP_STATUS_OF_KIND[error.kind] : 500);
     return html({ outcome: 'refused', providerName: providerName(kind), code: known ? error.code : 'internal', message: known ? error.message : SIGN_IN_FAILED });
   }
   return page ? html(page(result)) : result;

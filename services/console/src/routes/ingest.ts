@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditRecorder } from '@pcg/shared/audit';
-import { HttpError } from '@pcg/shared/http';
+import { DomainError } from '@pcg/shared/errors';
 import { locateJsonError } from '@pcg/shared/ingest';
 import type { IngestResult, IngestService, PushConnection } from '../ingest/ingest-service.ts';
 
@@ -37,10 +37,10 @@ export function refuseUndecodablePush(audit: AuditRecorder, request: FastifyRequ
   return reply.code(401).send(INGEST_UNAUTHORIZED);
 }
 
-export class MalformedJsonError extends HttpError {
+export class MalformedJsonError extends DomainError {
   constructor(text: string) {
     const problem = locateJsonError(text);
-    super(400, 'malformed_json', `malformed JSON at position ${problem.position} (line ${problem.line}, column ${problem.column}): ${problem.reason}`);
+    super('invalid', 'malformed_json', `malformed JSON at position ${problem.position} (line ${problem.line}, column ${problem.column}): ${problem.reason}`);
   }
 }
 

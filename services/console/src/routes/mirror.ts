@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Grant, ResolveKeyResult } from '@pcg/shared/grants';
-import { ForbiddenError, UnauthorizedError, type HttpError } from '@pcg/shared/http';
+import { ForbiddenError, UnauthorizedError, type DomainError } from '@pcg/shared/errors';
 import type { Caller, ReadService } from '@pcg/shared/reads';
 
 /** The paths of the read mirror; exempt from the Console's Host check (spec 5). */
@@ -20,7 +20,7 @@ export type MirrorDeps = {
 export async function checkMirrorKey(
   resolveAuthorization: MirrorDeps['resolveAuthorization'],
   header: string | undefined,
-): Promise<{ ok: true; grant: Grant } | { ok: false; refusal: HttpError }> {
+): Promise<{ ok: true; grant: Grant } | { ok: false; refusal: DomainError }> {
   const resolved = await resolveAuthorization(header);
   if (resolved.ok) return { ok: true, grant: resolved.grant };
   if (resolved.reason === 'missing' || ('malformed' in resolved && resolved.malformed)) return { ok: false, refusal: new UnauthorizedError(MIRROR_MISSING_KEY) };

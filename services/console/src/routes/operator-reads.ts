@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ValidationError } from '@pcg/shared/http';
+import { ValidationError } from '@pcg/shared/errors';
 import type { Caller, ReadService } from '@pcg/shared/reads';
 import { SectorSchema } from '@pcg/shared/sectors';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { NotFoundError } from '@pcg/shared/http';
+import { NotFoundError } from '@pcg/shared/errors';
 import type { WebAsset } from '../web/web-assets.ts';
 
 /**

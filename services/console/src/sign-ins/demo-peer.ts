@@ -1,4 +1,4 @@
-import { HttpError } from '@pcg/shared/http';
+import { DomainError } from '@pcg/shared/errors';
 import { isLoopbackHost } from '@pcg/shared/providers';
 
 /** Why a demo sign-in was refused to a peer that is not this machine. */
@@ -10,5 +10,5 @@ export const DEMO_NOT_LOCAL = 'a demo sign-in is started from this machine only'
  */
 export function refuseUnlessLocalPeer(remoteAddress: string | undefined): void {
   const peer = (remoteAddress ?? '').replace(/^::ffff:/i, '');
-  if (!isLoopbackHost(peer)) throw new HttpError(403, 'demo_not_local', DEMO_NOT_LOCAL);
+  if (!isLoopbackHost(peer)) throw new DomainError('forbidden', 'demo_not_local', DEMO_NOT_LOCAL);
 }

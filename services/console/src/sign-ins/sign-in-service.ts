@@ -1,7 +1,7 @@
 import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder } from '@pcg/shared/audit';
 import { openCredentials, sealCredentials } from '@pcg/shared/crypto';
 import type { DatabasePool } from '@pcg/shared/db';
-import { ConflictError, HttpError, ValidationError } from '@pcg/shared/http';
+import { ConflictError, DomainError, ValidationError, type ErrorKind } from '@pcg/shared/errors';
 import type { Logger } from '@pcg/shared/logger';
 import { findProvider, listProviders, realOrigins, rebaserFor, SETUP_TOKEN_UNREADABLE, DemoEndpointsSchema, type DemoEndpoints, type ProviderDescriptor, type RebaseUrl } from '@pcg/shared/providers';
 import { createAddressPolicy, DEFAULT_GATEWAY_PORTS, gatewayOwnPorts, type AddressPolicy } from '@pcg/shared/outbound';
@@ -17,23 +17,19 @@ export const SIGN_IN_STATE_REFUSED = 'this sign-in was not started in this brows
 
 const HEADER_SAFE = /^[\x21-\x7e]+$/;
 
-/** A refusal the operator can act on, with the status it answers with at the edge. */
-export class SignInRefusedError extends HttpError {
-  constructor(status: number, code: string, message: string) {
-    super(status, code, message);
-  }
-}
+/** A refusal the operator can act on, of the kind the edge answers it as. */
+export class SignInRefusedError extends DomainError {}
 
-const REFUSAL_STATUS: Record<Extract<SignInJobResult, { status: 'refused' }>['reason'], number> = {
-  no_sectors: 422,
-  other_account: 409,
-  provider_refused: 400,
-  unreachable: 502,
-  not_configured: 409,
-  token_refused: 403,
-  already_claimed: 409,
-  address_refused: 422,
-  credential_refused: 422,
+const REFUSAL_KIND: Record<Extract<SignInJobResult, { status: 'refused' }>['reason'], ErrorKind> = {
+  no_sectors: 'unprocessable',
+  other_account: 'conflict',
+  provider_refused: 'invalid',
+  unreachable: 'upstream',
+  not_configured: 'conflict',
+  token_refused: 'forbidden',
+  already_claimed: 'conflict',
+  address_refused: 'unprocessable',
+  credential_refused: 'unprocessable',
 };
 
 export type SignInServiceDeps = {
@@ -152,7 +148,7 @@ export function createSignInService(deps: SignInServiceDeps) {
       const demoEndpoints = body.demo ? demoBridge(claimUrl) : undefined;
       if (body.confirmHost === undefined) return { status: 'confirm' as const, claimHost, https: claimUrl.protocol === 'https:' };
       if (body.confirmHost !== claimHost) throw new ConflictError(`this setup token claims at ${claimHost}; confirm that host to claim it`);
-      if (!deps.requester) throw new SignInRefusedError(503, 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
+      if (!deps.requester) throw new SignInRefusedError('unavailable', 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
       const result = await deps.requester.claim({
         provider: provider.kind,
         setupToken: body.setupToken,
@@ -163,7 +159,7 @@ export function createSignInService(deps: SignInServiceDeps) {
       });
       if (result.status === 'refused') {
         record(kind, 'error', { claimHost, refused: result.reason }, requestId);
-        throw new SignInRefusedError(REFUSAL_STATUS[result.reason], result.reason, result.message);
+        throw new SignInRefusedError(REFUSAL_KIND[result.reason], result.reason, result.message);
       }
       record(kind, 'ok', { claimHost, signInId: result.signInId, grantedSectors: result.grantedSectors }, requestId);
       return { status: 'signed_in' as const, signInId: result.signInId, claimHost, connections: await deps.connectionViews(result.connectionIds), ...(result.warning ? { warning: result.warning } : {}) };
@@ -178,16 +174,16 @@ export function createSignInService(deps: SignInServiceDeps) {
       const pending = await states.take(kind, query.state, nonce);
       if (!pending) {
         record(kind, 'error', { refused: 'state' }, requestId);
-        throw new SignInRefusedError(400, 'sign_in_state_refused', SIGN_IN_STATE_REFUSED);
+        throw new SignInRefusedError('invalid', 'sign_in_state_refused', SIGN_IN_STATE_REFUSED);
       }
       const renewing = pending.signInId !== undefined;
       if (pending.linkToken !== undefined) return finishLink(kind, pending.linkToken, pending.signInId, requestId, pending.demoEndpoints);
       if (query.error !== undefined || !query.code) {
         const reason = /^[\w.-]{1,64}$/.test(query.error ?? '') ? query.error : 'no_code';
         record(kind, 'error', { renewing, refused: 'provider_refused', providerError: reason }, requestId);
-        throw new SignInRefusedError(400, 'provider_refused', `the provider did not grant the sign-in (${reason}); start it again`);
+        throw new SignInRefusedError('invalid', 'provider_refused', `the provider did not grant the sign-in (${reason}); start it again`);
       }
-      if (!deps.requester) throw new SignInRefusedError(503, 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
+      if (!deps.requester) throw new SignInRefusedError('unavailable', 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
       const result = await deps.requester.exchange({
         provider: kind,
         code: query.code,
@@ -198,7 +194,7 @@ export function createSignInService(deps: SignInServiceDeps) {
       });
       if (result.status === 'refused') {
         record(kind, 'error', { renewing, refused: result.reason }, requestId);
-        throw new SignInRefusedError(REFUSAL_STATUS[result.reason], result.reason, result.message);
+        throw new SignInRefusedError(REFUSAL_KIND[result.reason], result.reason, result.message);
       }
       record(kind, 'ok', { renewing, signInId: result.signInId, grantedSectors: result.grantedSectors, waiting: result.waiting }, requestId);
       return {
@@ -238,13 +234,13 @@ export function createSignInService(deps: SignInServiceDeps) {
     if ((await createSignInQueries(deps.db).sealedApp(provider.kind)) === null) {
       throw new ConflictError(`save ${provider.displayName}'s application credentials first: PUT /api/connect/${provider.kind}/app`);
     }
-    if (!deps.requester) throw new SignInRefusedError(503, 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
+    if (!deps.requester) throw new SignInRefusedError('unavailable', 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
     const redirectUri = `${origin}${callbackPathOf(provider.kind)}`;
     const { state, nonce } = states.reserve();
     const started = await deps.requester.linkStart({ provider: provider.kind, completionRedirect: `${redirectUri}?state=${encodeURIComponent(state)}`, ...(signInId ? { signInId } : {}), ...(demoEndpoints ? { demoEndpoints } : {}) });
     if (started.status === 'refused') {
       record(kind, 'error', { renewing: signInId !== undefined, refused: started.reason });
-      throw new SignInRefusedError(REFUSAL_STATUS[started.reason], started.reason, started.message);
+      throw new SignInRefusedError(REFUSAL_KIND[started.reason], started.reason, started.message);
     }
     await states.open({ provider: provider.kind, redirectUri, linkToken: started.linkToken, signInId, ...(demoEndpoints ? { demoEndpoints } : {}) }, { state, nonce });
     return { location: started.hostedLinkUrl, nonce };
@@ -253,11 +249,11 @@ export function createSignInService(deps: SignInServiceDeps) {
   /** The browser came back from the hosted link: the sync-worker reads the session and seals the item's access token. */
   async function finishLink(kind: string, linkToken: string, signInId: string | undefined, requestId?: string, demoEndpoints?: DemoEndpoints) {
     const renewing = signInId !== undefined;
-    if (!deps.requester) throw new SignInRefusedError(503, 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
+    if (!deps.requester) throw new SignInRefusedError('unavailable', 'queue_unavailable', 'sign-ins need the sync-worker, which is not connected');
     const result = await deps.requester.linkExchange({ provider: kind, linkToken, ...(signInId ? { signInId } : {}), ...(demoEndpoints ? { demoEndpoints } : {}) });
     if (result.status === 'refused') {
       record(kind, 'error', { renewing, refused: result.reason }, requestId);
-      throw new SignInRefusedError(REFUSAL_STATUS[result.reason], result.reason, result.message);
+      throw new SignInRefusedError(REFUSAL_KIND[result.reason], result.reason, result.message);
     }
     record(kind, 'ok', { renewing, signInId: result.signInId, grantedSectors: result.grantedSectors, waiting: result.waiting }, requestId);
     return {

@@ -2,7 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, ListToolsRequestSchema, type CallToolRequest, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Grant } from '@pcg/shared/grants';
-import { HttpError } from '@pcg/shared/http';
+import { DomainError } from '@pcg/shared/errors';
 import type { Logger } from '@pcg/shared/logger';
 import { prettyText } from '@pcg/shared/query';
 import { MCP_INSTRUCTIONS } from './instructions.ts';
@@ -103,7 +103,7 @@ export async function runTool(deps: Pick<McpServerDeps, 'log' | 'timeTool'>, too
   try {
     return textResult(await tool.handler(args, caller));
   } catch (error) {
-    if (error instanceof HttpError) return errorResult(error.message);
+    if (error instanceof DomainError) return errorResult(error.message);
     deps.log.error({ err: error, tool: tool.name }, 'tool failed');
     return errorResult(`${tool.name} failed; try again later`);
   } finally {
