@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { secretDigest } from '@pcg/shared/crypto';
 
 /**
  * The bridge's own credentials. Each is 32 random bytes in base64url behind a prefix a person or a secret
@@ -23,7 +24,7 @@ export function generateClientId(): string {
 }
 
 export function hashBridgeSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  return secretDigest(secret);
 }
 
 export function isAccessToken(token: string): boolean {
