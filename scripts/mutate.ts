@@ -15,7 +15,7 @@ const root = path.resolve(import.meta.dirname, '..');
 const reportDir = path.join(root, 'reports/mutation');
 const MIN_SCORE = 80;
 
-type Counts = { killed: number; survived: number; noCoverage: number; timeout: number; errors: number };
+type Counts = { killed: number; survived: number; noCoverage: number; timeout: number; errors: number; static: number };
 type ShardSummary = { modules: Record<string, Counts> };
 
 const args = process.argv.slice(2);
@@ -45,12 +45,13 @@ async function runShard(name: string, { smoke, force }: { smoke: boolean; force:
   }).runMutationTest();
   const modules: Record<string, Counts> = {};
   for (const mutant of results) {
-    const counts = (modules[path.relative(root, path.resolve(root, mutant.fileName))] ??= { killed: 0, survived: 0, noCoverage: 0, timeout: 0, errors: 0 });
+    const counts = (modules[path.relative(root, path.resolve(root, mutant.fileName))] ??= { killed: 0, survived: 0, noCoverage: 0, timeout: 0, errors: 0, static: 0 });
     if (mutant.status === 'Killed') counts.killed++;
     else if (mutant.status === 'Survived') counts.survived++;
     else if (mutant.status === 'NoCoverage') counts.noCoverage++;
     else if (mutant.status === 'Timeout') counts.timeout++;
     else if (mutant.status === 'CompileError' || mutant.status === 'RuntimeError') counts.errors++;
+    else if (mutant.status === 'Ignored' && mutant.static) counts.static++;
   }
   writeFileSync(summaryFile(id), JSON.stringify({ modules } satisfies ShardSummary));
 }
@@ -66,7 +67,7 @@ function runWorker(name: string, flags: string[]): Promise<number | null> {
   });
 }
 
-/** Stryker's mutation score: detected mutants over all valid ones (errors do not count). */
+/** Stryker's mutation score: detected mutants over all valid ones (errors and ignored static ones do not count). */
 function score(counts: Counts): number | undefined {
   const detected = counts.killed + counts.timeout;
   const valid = detected + counts.survived + counts.noCoverage;
