@@ -46,10 +46,11 @@ export const shards: Record<string, Shard> = {
     mutate: ['shared/src/reads/call-guard.ts'],
     testFiles: ['shared/src/reads/*.test.ts'],
   },
-  // The MCP request validation at the gateway's edge.
+  // The MCP request validation at the gateway's edge: its unit tests and the invalid-params tests over HTTP
+  // (the other mcp-* tests each start a gateway, and every mutant would rerun the ones that pass through it).
   'request-validation': {
     mutate: ['services/gateway/src/mcp/request-validation.ts'],
-    testFiles: ['services/gateway/test/{request-validation,mcp-*}.test.ts'],
+    testFiles: ['services/gateway/test/mcp-{request-validation,invalid-params}.test.ts'],
   },
   // The audit chain, in three shards of its own (each mutant's tests write and walk a chain in Postgres, so one
   // shard would be the longest by far): the canonical form and the links, by their unit tests alone;
