@@ -1,7 +1,7 @@
 import type { FieldDef, FieldType, ObjectDef } from '../sectors/index.ts';
 import { QueryError } from './query-errors.ts';
 import type { Bucket, MetricFn, ParsedQueryInput } from './query-input.ts';
-import { fieldOf, type OrderPlan } from './query-plan.ts';
+import { fieldOf, type OrderPlan } from './query-plan-fields.ts';
 
 /** One group of an aggregate: a field, or a date or timestamp cut to a local day, week or month. */
 export type GroupPlan = { field: FieldDef; bucket?: Bucket; alias: string; output: FieldDef };

@@ -1,11 +1,13 @@
-import { findField, type FieldDef, type FieldType, type ObjectDef } from '../sectors/index.ts';
+import type { FieldDef, FieldType, ObjectDef } from '../sectors/index.ts';
 import { QueryError } from './query-errors.ts';
 import { calendarDate, isoInstant, isStorableText } from './query-values.ts';
 import { dayAfter, looksRelative, resolveRelativeDate, RELATIVE_DATES, type DateRange } from './query-dates.ts';
 import { MAX_STRING_VALUE, type FilterOp, type ParsedQueryInput } from './query-input.ts';
 import { planAggregate, type AggregatePlan } from './query-aggregate-plan.ts';
+import { fieldOf, type OrderPlan } from './query-plan-fields.ts';
 
 export type { AggregatePlan, GroupPlan, MetricPlan } from './query-aggregate-plan.ts';
+export type { OrderPlan } from './query-plan-fields.ts';
 
 /**
  * A range a filter compares with: local days (a relative date, or a date pair), both ends included,
@@ -27,7 +29,6 @@ export type FilterPlan = {
   /** The relative date as resolved, echoed in the result. */
   resolved?: DateRange;
 };
-export type OrderPlan = { field: FieldDef; direction: 'asc' | 'desc' };
 
 export type QueryPlan = {
   object: ObjectDef;
@@ -62,18 +63,6 @@ export const RELATIVE_OPS: readonly FilterOp[] = ['eq', 'gte', 'gt', 'lt', 'lte'
 const RELATIVE_HINT = ` (or, with ${RELATIVE_OPS.join(', ')}, a relative date: ${RELATIVE_DATES.join(', ')})`;
 export const EXPECTED_TEXT = 'a string without NUL characters or unpaired UTF-16 surrogates';
 const DECIMAL = /^-?\d+(\.\d+)?$/;
-
-function names(fields: readonly FieldDef[]): string {
-  return fields.map((fieldDef) => fieldDef.name).join(', ');
-}
-
-export function fieldOf(object: ObjectDef, name: string, where: string, usable: (fieldDef: FieldDef) => boolean, what: string): FieldDef {
-  const fieldDef = findField(object, name);
-  const valid = object.fields.filter(usable);
-  if (!fieldDef) throw new QueryError(`${where}: unknown field '${name}' on ${object.name}; ${what} fields: ${names(valid)}`);
-  if (!usable(fieldDef)) throw new QueryError(`${where}: field '${name}' cannot be used here; ${what} fields: ${names(valid)}`);
-  return fieldDef;
-}
 
 /** Checks one scalar against the field's type and returns it in the form bound as a parameter. */
 export function coerceValue(fieldDef: FieldDef, value: unknown, where: string): unknown {
