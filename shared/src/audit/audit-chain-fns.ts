@@ -1,4 +1,5 @@
-import { createHmac, createSecretKey, hash, type KeyObject } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
+import { createHmacSha256Hex } from './audit-chain-hmac.ts';
 
 /**
  * Every column of a chained audit row, as both the writer and the verifier see it. `createdAt` is UTC
@@ -123,24 +124,29 @@ export function canonicalRowText(row: ChainedRowContent, version: number = CANON
   return canonicalRowTextWith(row, canonicalJson(row.args), version);
 }
 
-/** `canonicalRowText` with the canonical args already computed (`canonicalJson`), e.g. before the chain's head is locked. */
+/** The scalar columns a row has before the chain places it (all but version, seq, id and createdAt). */
+export type RowScalars = Pick<ChainedRowContent, 'userId' | 'agentId' | 'tool' | 'sector' | 'decision' | 'denyReason' | 'resultCount' | 'outcome' | 'requestId'>;
+
+/** A row's scalars as the items of its canonical JSON array between `id` and `createdAt`, in that array's order. */
+export function rowScalarsJson(row: RowScalars): string {
+  const json = JSON.stringify([row.userId, row.agentId, row.tool, row.sector, row.decision, row.denyReason, row.resultCount, row.outcome, row.requestId]);
+  return json.slice(1, -1);
+}
+
+/** A number as an item of a JSON array: JSON writes a non-finite one as null. */
+const jsonItem = (value: number): string => (Number.isFinite(value) ? String(value) : 'null');
+
+/**
+ * `canonicalRowText` from its parts: `scalarsJson` from `rowScalarsJson`, `createdAtJson` the JSON string of
+ * `createdAt` (one a batch). The text is `JSON.stringify` of the same array, built without one a row.
+ */
+export function joinCanonicalRowText(version: number, seq: number, id: number, scalarsJson: string, createdAtJson: string, canonicalArgs: string): string {
+  return `[${jsonItem(version)},${jsonItem(seq)},${jsonItem(id)},${scalarsJson},${createdAtJson}]\n${canonicalArgs}`;
+}
+
+/** `canonicalRowText` with the canonical args already computed (`canonicalJson`). */
 export function canonicalRowTextWith(row: Omit<ChainedRowContent, 'args'>, canonicalArgs: string, version: number = CANONICAL_VERSION): string {
-  const scalars = [
-    version,
-    row.seq,
-    row.id,
-    row.userId,
-    row.agentId,
-    row.tool,
-    row.sector,
-    row.decision,
-    row.denyReason,
-    row.resultCount,
-    row.outcome,
-    row.requestId,
-    row.createdAt,
-  ];
-  return `${JSON.stringify(scalars)}\n${canonicalArgs}`;
+  return joinCanonicalRowText(version, row.seq, row.id, rowScalarsJson(row), JSON.stringify(row.createdAt) ?? 'null', canonicalArgs);
 }
 
 /**
@@ -163,14 +169,18 @@ export function keyedChainHash(key: Buffer, previousHex: string, row: ChainedRow
 export const chainLink = (key: Buffer | null, previousHex: string, row: ChainedRowContent): string =>
   key === null ? chainHash(previousHex, row) : keyedChainHash(key, previousHex, row);
 
+/** A row of a batch as the linker sees it: its place and id, and its scalars' JSON (`rowScalarsJson`). */
+export type LinkedRow = { seq: number; id: number; scalarsJson: string };
+
 /**
- * The writer's link function for one key, for a whole batch: the key is imported once (not per row), and
- * the canonical args come precomputed, so the only work left per row while the head is locked is its
- * scalars' JSON and one HMAC (or SHA-256 without a key). Same links as `chainLink`.
+ * The writer's link function for one key and one batch's `created_at`: the padded key is computed once
+ * (`createHmacSha256Hex`), not once a row, and each row's canonical args and scalars come precomputed, so
+ * the only work left per row while the head is locked is joining its text and its MAC (or SHA-256 without
+ * a key). Same links as `chainLink`: the same text, and HMAC-SHA-256's bytes.
  */
-export function createChainLinker(key: Buffer | null): (previousHex: string, row: Omit<ChainedRowContent, 'args'>, canonicalArgs: string) => string {
-  if (key === null) return (previousHex, row, canonicalArgs) => hash('sha256', `${previousHex}\n${canonicalRowTextWith(row, canonicalArgs)}`, 'hex');
-  const secret: KeyObject = createSecretKey(key);
-  return (previousHex, row, canonicalArgs) =>
-    createHmac('sha256', secret).update(`${previousHex}\n${canonicalRowTextWith(row, canonicalArgs, KEYED_CANONICAL_VERSION)}`).digest('hex');
+export function createChainLinker(key: Buffer | null, createdAt: string): (previousHex: string, row: LinkedRow, canonicalArgs: string) => string {
+  const createdAtJson = JSON.stringify(createdAt);
+  const version = key === null ? CANONICAL_VERSION : KEYED_CANONICAL_VERSION;
+  const mac = key === null ? (text: string) => hash('sha256', text, 'hex') : createHmacSha256Hex(key);
+  return (previousHex, row, canonicalArgs) => mac(`${previousHex}\n${joinCanonicalRowText(version, row.seq, row.id, row.scalarsJson, createdAtJson, canonicalArgs)}`);
 }

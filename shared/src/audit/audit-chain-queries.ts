@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { sql, type DatabasePool } from '../db/index.ts';
-import { canonicalJson, createChainLinker } from './audit-chain-fns.ts';
+import { canonicalJson, createChainLinker, rowScalarsJson } from './audit-chain-fns.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
 import { encodePgArray } from './pg-binary-array.ts';
 
@@ -59,8 +59,8 @@ async function allocate(tx: Pick<DatabasePool, 'one'>, count: number, head: Chai
 export type BatchLinker = {
   readonly ids: readonly number[];
   readonly createdAt: string;
-  /** The row's place (chain_seq) and its link as bytes; rows must be linked in order, index 0 first. */
-  link(row: QueuedAuditRow, canonicalArgs: string, index: number): { seq: number; hash: Buffer };
+  /** The row's place (chain_seq) and its link in hex; rows must be linked in order, index 0 first. */
+  link(row: QueuedAuditRow, canonicalArgs: string, index: number): { seq: number; hash: string };
   /** The head after the last row linked, and the chain's first hash when this batch starts the chain. */
   finish(): { next: ChainHead; first: string | null };
 };
@@ -74,7 +74,7 @@ export async function lockChainForBatch(tx: Queryable, count: number, key: Buffe
   const head = await readChainHead(tx, { lock: true });
   if (count === 0) return { head, linker: null };
   const { ids, createdAt } = await allocate(tx, count, head);
-  const linkOf = createChainLinker(key);
+  const linkOf = createChainLinker(key, createdAt);
   let previous = head.hash;
   let firstHex: string | null = null;
   return {
@@ -84,23 +84,9 @@ export async function lockChainForBatch(tx: Queryable, count: number, key: Buffe
       createdAt,
       link(row, canonicalArgs, index) {
         const seq = head.seq + index + 1;
-        const content = {
-          seq,
-          id: ids[index] ?? Number.NaN,
-          userId: row.userId,
-          agentId: row.agentId,
-          tool: row.tool,
-          sector: row.sector,
-          decision: row.decision,
-          denyReason: row.denyReason,
-          resultCount: row.resultCount,
-          outcome: row.outcome,
-          requestId: row.requestId,
-          createdAt,
-        };
-        previous = linkOf(previous, content, canonicalArgs);
+        previous = linkOf(previous, { seq, id: ids[index] ?? Number.NaN, scalarsJson: rowScalarsJson(row) }, canonicalArgs);
         if (seq === 1) firstHex = previous;
-        return { seq, hash: Buffer.from(previous, 'hex') };
+        return { seq, hash: previous };
       },
       finish() {
         // A head at place 0 is an empty chain: this batch's first row is the chain's first row, and the chain
@@ -153,7 +139,7 @@ export async function insertChainedAuditRows(
   const seqs: number[] = [];
   rows.forEach((row, index) => {
     const { seq, hash } = linker.link(row, canonical[index] ?? 'null', index);
-    hashes.push(hash);
+    hashes.push(Buffer.from(hash, 'hex'));
     seqs.push(seq);
   });
   const { ids, createdAt } = linker;

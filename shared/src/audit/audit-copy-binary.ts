@@ -14,6 +14,8 @@ export const COPY_BINARY_HEADER = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0
 export const COPY_BINARY_TRAILER = Buffer.from([0xff, 0xff]);
 
 const FIELDS = 14;
+/** A link is a SHA-256 or HMAC-SHA-256 digest. */
+const HASH_BYTES = 32;
 const POSTGRES_EPOCH_MS = Date.UTC(2000, 0, 1);
 /** jsonb's binary input: a version byte, then the JSON text. */
 const JSONB_VERSION = 1;
@@ -28,7 +30,8 @@ export function timestamptzBinary(createdAt: string): Buffer {
   return buffer;
 }
 
-export type CopyAuditRow = { id: number; seq: number; hash: Buffer; row: QueuedAuditRow };
+/** `hash`: the row's link in hex, as `BatchLinker.link` gives it; written as its 32 bytes. */
+export type CopyAuditRow = { id: number; seq: number; hash: string; row: QueuedAuditRow };
 
 /** UTF-16 units to the most UTF-8 bytes they can take. */
 const MAX_BYTES_PER_UNIT = 3;
@@ -36,10 +39,10 @@ const MAX_BYTES_PER_UNIT = 3;
 /** Tuples for `COPY audit_log (AUDIT_COPY_COLUMNS) FROM STDIN (FORMAT binary)`, all with the one `created_at`. */
 export function encodeAuditCopyRows(rows: readonly CopyAuditRow[], createdAt: Buffer): Buffer {
   let bound = 0;
-  for (const { row, hash } of rows) {
+  for (const { row } of rows) {
     const text = (row.agentId?.length ?? 0) + row.tool.length + (row.sector?.length ?? 0) + row.decision.length + (row.denyReason?.length ?? 0) + row.argsJson.length + row.outcome.length + row.requestId.length;
     // Field count, 14 lengths, three int8, the hash, int4, the timestamp, jsonb's version byte, the text.
-    bound += 2 + FIELDS * 4 + 3 * 8 + hash.length + 4 + 8 + 1 + text * MAX_BYTES_PER_UNIT;
+    bound += 2 + FIELDS * 4 + 3 * 8 + HASH_BYTES + 4 + 8 + 1 + text * MAX_BYTES_PER_UNIT;
   }
   const buffer = Buffer.allocUnsafe(bound);
   let offset = 0;
@@ -66,12 +69,17 @@ export function encodeAuditCopyRows(rows: readonly CopyAuditRow[], createdAt: Bu
     offset = buffer.writeInt32BE(value.length, offset);
     offset += value.copy(buffer, offset);
   };
+  const hash32 = (value: string) => {
+    offset = buffer.writeInt32BE(HASH_BYTES, offset);
+    if (value.length !== 2 * HASH_BYTES || buffer.write(value, offset, HASH_BYTES, 'hex') !== HASH_BYTES) throw new RangeError('a row hash is not 32 bytes in hex');
+    offset += HASH_BYTES;
+  };
   for (const { id, seq, hash, row } of rows) {
     if (!Number.isSafeInteger(id) || !Number.isSafeInteger(seq) || !Number.isSafeInteger(row.userId)) throw new RangeError('an audit row id, place or user id is not a safe integer');
     offset = buffer.writeInt16BE(FIELDS, offset);
     int8(id);
     int8(seq);
-    bytes(hash);
+    hash32(hash);
     int8(row.userId);
     text(row.agentId);
     text(row.tool);
