@@ -55,12 +55,12 @@ export const shards: Record<string, Shard> = {
     testFiles: ['services/gateway/test/mcp-request-validation.test.ts'],
   },
   // The audit chain, in three shards of its own (each mutant's tests write and walk a chain in Postgres, so one
-  // shard would be the longest by far): the canonical form and the links, by their unit tests alone;
+  // shard would be the longest by far): the canonical form, the links and the writer's HMAC, by their unit tests alone;
   // the verify and the walk it reads with; the writing of links (INSERT and COPY), the descent check and the
   // verification service.
   'audit-chain-fns': {
-    mutate: ['shared/src/audit/audit-chain-fns.ts'],
-    testFiles: ['shared/src/audit/audit-chain-fns.test.ts'],
+    mutate: ['shared/src/audit/audit-chain-{fns,hmac}.ts'],
+    testFiles: ['shared/src/audit/audit-chain-{fns,hmac}.test.ts'],
   },
   'audit-chain-verify': {
     mutate: ['shared/src/audit/audit-chain-{verify,walk}.ts'],
