@@ -56,6 +56,7 @@ describe('the Authorization header (spec 5)', () => {
     ['Bearer k1   ', 'k1'],
     ['  Bearer k1', 'k1'],
     ['Bearer\tk1', 'k1'],
+    ['\t Bearer k1', 'k1'],
     ['Bearer k1 k2', 'k1 k2'],
     ['Bearer k1\nk2', 'k1\nk2'],
   ])('reads %j as the token %j', (header, token) => {
