@@ -11,10 +11,9 @@ import type { Connector, RefreshCredentials } from './connectors/connector-types
 import { demoICloudOptions, icloudOptions } from './connectors/icloud/icloud-local-override.ts';
 import { createConnectorRegistry, defaultConnectors } from './connectors/registry.ts';
 import { createSourceOutbound } from './connectors/kit/source-outbound.ts';
-import { createOriginRebaser } from '@pcg/shared/providers';
-import type { PlaidApp } from './connectors/plaid/plaid-api.ts';
-import { plaidAppLoader } from './connectors/plaid/plaid-app.ts';
+import { createOriginRebaser, PLAID } from '@pcg/shared/providers';
 import { createItemRemoveRunner } from './sign-ins/item-remove.ts';
+import { linkAppLoader, type LinkApp } from './sign-ins/link-aggregators.ts';
 import { createLinkRunners } from './sign-ins/link-flow.ts';
 import { createOAuthExchangeRunner } from './sign-ins/oauth-exchange.ts';
 import { createTokenClaimRunner } from './sign-ins/token-claim.ts';
@@ -55,9 +54,10 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
   const rebaseUrl = createOriginRebaser(config);
   const icloud = icloudOptions(config);
   if (config.ICLOUD_RESOLVE.size > 0) log.warn({ names: [...config.ICLOUD_RESOLVE.keys()] }, 'ICLOUD_RESOLVE sends these iCloud names to local servers');
-  // The aggregator's application is read from the database, which opens after the registry is checked.
-  let loadPlaidApp: () => Promise<PlaidApp | null> = async () => null;
-  const plaid = { loadApp: () => loadPlaidApp() };
+  // A link provider's application is read from the database, which opens after the registry is checked.
+  let loadLinkApp: (kind: string) => Promise<LinkApp | null> = async () => null;
+  const linkApps = (kind: string) => loadLinkApp(kind);
+  const plaid = { loadApp: () => linkApps(PLAID.kind) };
   const outbound = createSourceOutbound(config);
   const connectorOptions = { calendarWindow: { pastDays: config.CALENDAR_PAST_DAYS, futureDays: config.CALENDAR_FUTURE_DAYS }, icloud, plaid, outbound };
   const registry = options.connectors
@@ -65,7 +65,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
     : createConnectorRegistry(defaultConnectors(rebaseUrl, connectorOptions), (demo) => defaultConnectors(createOriginRebaser(demo), { ...connectorOptions, icloud: demoICloudOptions(demo) }));
   const credentialsKey = await loadCredentialsKey(config, log);
   const infra = await openInfrastructure(config, 'sync-worker', log);
-  loadPlaidApp = plaidAppLoader(infra.db, credentialsKey);
+  loadLinkApp = linkAppLoader(infra.db, credentialsKey);
   const metrics = createMetrics();
   const onRun = (provider: string, outcome: 'synced' | 'failed') => {
     metrics.syncRuns.inc({ provider });
@@ -99,8 +99,8 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
         'signin',
         {
           oauth_exchange: createOAuthExchangeRunner({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl }),
-          ...createLinkRunners({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl, loadApp: plaid.loadApp }),
-          item_remove: createItemRemoveRunner({ credentialsKey, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl, loadApp: plaid.loadApp }),
+          ...createLinkRunners({ db: infra.db, credentialsKey, sync: producer, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl, loadApp: linkApps }),
+          item_remove: createItemRemoveRunner({ credentialsKey, log, requestTimeoutMs: config.SOURCE_TIMEOUT_MS, rebaseUrl, loadApp: linkApps }),
           token_claim: createTokenClaimRunner({
             db: infra.db,
             credentialsKey,

@@ -25,6 +25,8 @@ export const PLAID: ProviderDescriptor = {
   // Per item, /accounts/get and /item/get allow 15 calls a minute in production (reference §1.7); a sync makes a handful.
   defaultSyncIntervalMinutes: 240,
   link: {
+    aggregator: 'plaid',
+    itemCredentials: PlaidItemCredentialsSchema,
     apiBaseUrls: { sandbox: PLAID_SANDBOX_API, production: PLAID_PRODUCTION_API },
     products: ['transactions'],
     optionalProducts: ['investments'],

@@ -17,8 +17,21 @@ export type SignInKind = 'token' | 'push' | 'oauth' | 'link';
 export const LINK_ENVIRONMENTS = ['sandbox', 'production'] as const;
 export type LinkEnvironment = (typeof LINK_ENVIRONMENTS)[number];
 
-/** What a `link` provider's sign-in needs: its API address per environment and the products a link asks for. */
+/** The aggregators whose hosted link, items and item removal the sync-worker speaks; each has its own client there. */
+export const LINK_AGGREGATORS = ['plaid'] as const;
+export type LinkAggregator = (typeof LINK_AGGREGATORS)[number];
+
+/** What a finished link keeps, sealed on the sign-in: the item's access token and the item's id. */
+export type LinkItemCredentials = { accessToken: string; itemId: string };
+
+/**
+ * What a `link` provider's sign-in needs: the aggregator it links through, what its items' sealed
+ * credentials hold, its API address per environment and the products a link asks for. The application
+ * (client id, secret, environment) is the one the operator saved in the Console for the provider's kind.
+ */
 export type LinkSpec = {
+  aggregator: LinkAggregator;
+  itemCredentials: z.ZodType<LinkItemCredentials>;
   apiBaseUrls: Readonly<Record<LinkEnvironment, string>>;
   /** Products every link asks for (the item must support them). */
   products: readonly string[];
@@ -87,3 +100,10 @@ export type ProviderDescriptor = {
    */
   claim?: { decode(token: string): URL | undefined };
 };
+
+/** A provider that signs in with a hosted link, and so declares its link. */
+export type LinkProvider = ProviderDescriptor & { signIn: 'link'; link: LinkSpec };
+
+export function isLinkProvider(provider: ProviderDescriptor | undefined): provider is LinkProvider {
+  return provider?.signIn === 'link' && provider.link !== undefined;
+}

@@ -1,18 +1,18 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { openCredentials } from '@pcg/shared/crypto';
 import type { Logger } from '@pcg/shared/logger';
-import { findProvider, PLAID, PlaidItemCredentialsSchema, realOrigins, rebaserFor, type PlaidItemCredentials, type RebaseUrl } from '@pcg/shared/providers';
+import { findProvider, isLinkProvider, realOrigins, rebaserFor, type LinkItemCredentials, type RebaseUrl } from '@pcg/shared/providers';
 import type { ItemRemoveJob, ItemRemoveResult } from '@pcg/shared/queues';
 import { SourceError, SourceRejectedError } from '../connectors/kit/source-errors.ts';
-import { createPlaidApi, type PlaidApp } from '../connectors/plaid/plaid-api.ts';
+import { linkApiOf, type LinkApp } from './link-aggregators.ts';
 
 export type ItemRemoveDeps = {
   credentialsKey: Buffer;
   log: Logger;
   requestTimeoutMs: number;
   rebaseUrl?: RebaseUrl;
-  /** The aggregator application the operator saved; null when not saved. */
-  loadApp: () => Promise<PlaidApp | null>;
+  /** The aggregator application the operator saved for a provider kind; null when not saved. */
+  loadApp: (kind: string) => Promise<LinkApp | null>;
 };
 
 const skipped = (detail: string): ItemRemoveResult => ({ outcome: 'skipped', detail });
@@ -28,21 +28,21 @@ export function createItemRemoveRunner(deps: ItemRemoveDeps) {
   return async function itemRemove(job: Job, data: ItemRemoveJob): Promise<ItemRemoveResult> {
     const log = deps.log.child({ jobId: job.id, provider: data.provider, signInId: data.signInId });
     const provider = findProvider(data.provider);
-    if (provider?.signIn !== 'link' || provider.kind !== PLAID.kind) return skipped(`'${data.provider}' holds no item at an aggregator`);
-    let credentials: PlaidItemCredentials;
+    if (!isLinkProvider(provider)) return skipped(`'${data.provider}' holds no item at an aggregator`);
+    let credentials: LinkItemCredentials;
     try {
-      credentials = PlaidItemCredentialsSchema.parse(openCredentials(deps.credentialsKey, Buffer.from(data.sealedCredentials, 'base64'), data.signInId));
+      credentials = provider.link.itemCredentials.parse(openCredentials(deps.credentialsKey, Buffer.from(data.sealedCredentials, 'base64'), data.signInId));
     } catch {
       log.error('the deleted sign-in\'s credentials do not open with this CREDENTIALS_KEY; remove the item from the aggregator\'s dashboard');
       return skipped('credentials unreadable');
     }
     const itemLog = log.child({ itemId: credentials.itemId });
-    const app = await deps.loadApp();
+    const app = await deps.loadApp(provider.kind);
     if (!app) {
       itemLog.error(`${provider.displayName}'s application is not saved, so the item was not removed; remove it from the aggregator's dashboard`);
       return skipped('application not saved');
     }
-    const api = createPlaidApi({ app, rebaseUrl: rebaserFor(data.demoEndpoints, deps.rebaseUrl ?? realOrigins), timeoutMs: deps.requestTimeoutMs });
+    const api = linkApiOf(provider, { app, rebaseUrl: rebaserFor(data.demoEndpoints, deps.rebaseUrl ?? realOrigins), timeoutMs: deps.requestTimeoutMs });
     const attempts = job.opts.attempts ?? 1;
     try {
       const outcome = await api.removeItem(credentials.accessToken);

@@ -2,11 +2,11 @@ import type { Job } from 'bullmq';
 import { openCredentials, sealCredentials } from '@pcg/shared/crypto';
 import { OPERATOR_USER_ID, type DatabasePool } from '@pcg/shared/db';
 import type { Logger } from '@pcg/shared/logger';
-import { findProvider, PLAID, PlaidItemCredentialsSchema, realOrigins, rebaserFor, type DemoEndpoints, type PlaidItemCredentials, type ProviderDescriptor, type RebaseUrl } from '@pcg/shared/providers';
+import { findProvider, isLinkProvider, realOrigins, rebaserFor, type DemoEndpoints, type LinkItemCredentials, type LinkProvider, type RebaseUrl } from '@pcg/shared/providers';
 import type { LinkExchangeJob, LinkStartJob, LinkStartResult, SignInJobResult, SyncProducer } from '@pcg/shared/queues';
 import { applyGrant, createSignInQueries, DEMO_MARK_FIXED, OTHER_ACCOUNT } from '@pcg/shared/sign-ins';
 import { SourceAuthError, SourceError, SourceRejectedError } from '../connectors/kit/source-errors.ts';
-import { createPlaidApi, type PlaidApi, type PlaidApp } from '../connectors/plaid/plaid-api.ts';
+import { linkApiOf, type LinkApi, type LinkApp } from './link-aggregators.ts';
 
 export type LinkFlowDeps = {
   db: DatabasePool;
@@ -15,8 +15,8 @@ export type LinkFlowDeps = {
   log: Logger;
   requestTimeoutMs: number;
   rebaseUrl?: RebaseUrl;
-  /** The aggregator application the operator saved; null when not saved. */
-  loadApp: () => Promise<PlaidApp | null>;
+  /** The aggregator application the operator saved for a provider kind; null when not saved. */
+  loadApp: (kind: string) => Promise<LinkApp | null>;
 };
 
 type Refused = Extract<SignInJobResult, { status: 'refused' }>;
@@ -39,19 +39,19 @@ function refusalOf(error: unknown, doing: string): Refused {
  * active again with every cached row kept. No token appears in a log line or an answer.
  */
 export function createLinkRunners(deps: LinkFlowDeps) {
-  async function prepare(kind: string, deadline: number, demoEndpoints?: DemoEndpoints): Promise<{ provider: ProviderDescriptor; api: PlaidApi } | Refused> {
+  async function prepare(kind: string, deadline: number, demoEndpoints?: DemoEndpoints): Promise<{ provider: LinkProvider; api: LinkApi } | Refused> {
     const provider = findProvider(kind);
-    if (!provider || provider.signIn !== 'link' || provider.kind !== PLAID.kind) return refused('not_configured', `'${kind}' does not sign in with a hosted link`);
+    if (!isLinkProvider(provider)) return refused('not_configured', `'${kind}' does not sign in with a hosted link`);
     if (Date.now() > deadline) return refused('unreachable', 'the sign-in expired before the sync-worker took it; start it again');
-    const app = await deps.loadApp();
+    const app = await deps.loadApp(provider.kind);
     if (!app) return refused('not_configured', `save ${provider.displayName}'s application credentials (client id, secret, environment) first`);
-    return { provider, api: createPlaidApi({ app, rebaseUrl: rebaserFor(demoEndpoints, deps.rebaseUrl ?? realOrigins), timeoutMs: deps.requestTimeoutMs }) };
+    return { provider, api: linkApiOf(provider, { app, rebaseUrl: rebaserFor(demoEndpoints, deps.rebaseUrl ?? realOrigins), timeoutMs: deps.requestTimeoutMs }) };
   }
 
-  async function itemCredentials(signInId: string): Promise<PlaidItemCredentials | undefined> {
+  async function itemCredentials(provider: LinkProvider, signInId: string): Promise<LinkItemCredentials | undefined> {
     const sealed = await createSignInQueries(deps.db).sealed(signInId);
     if (!sealed) return undefined;
-    const parsed = PlaidItemCredentialsSchema.safeParse(openCredentials(deps.credentialsKey, sealed, signInId));
+    const parsed = provider.link.itemCredentials.safeParse(openCredentials(deps.credentialsKey, sealed, signInId));
     return parsed.success ? parsed.data : undefined;
   }
 
@@ -60,7 +60,7 @@ export function createLinkRunners(deps: LinkFlowDeps) {
     if ('status' in ready) return ready;
     let accessToken: string | undefined;
     if (data.signInId) {
-      accessToken = (await itemCredentials(data.signInId))?.accessToken;
+      accessToken = (await itemCredentials(ready.provider, data.signInId))?.accessToken;
       if (!accessToken) return refused('provider_refused', `there is no ${ready.provider.displayName} sign-in to repair with that id`);
     }
     try {
@@ -81,10 +81,10 @@ export function createLinkRunners(deps: LinkFlowDeps) {
     try {
       const session = await api.linkResults(data.linkToken);
       if (!session.finished) return refused('provider_refused', 'the bank was not linked at the aggregator (the hosted link was not finished); start the sign-in again');
-      let credentials: PlaidItemCredentials;
+      let credentials: LinkItemCredentials;
       if (data.signInId) {
         // Update mode: the item keeps its access token; the login is repaired when the item reports no error.
-        const stored = await itemCredentials(data.signInId);
+        const stored = await itemCredentials(provider, data.signInId);
         if (!stored) return refused('provider_refused', `there is no ${provider.displayName} sign-in to repair with that id`);
         credentials = stored;
       } else {
