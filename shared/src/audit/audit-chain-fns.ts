@@ -1,5 +1,5 @@
 import { createHmac, hash } from 'node:crypto';
-import { createHmacSha256Hex } from './audit-chain-hmac.ts';
+import { createTextDigest } from './audit-chain-hmac.ts';
 
 /**
  * Every column of a chained audit row, as both the writer and the verifier see it. `createdAt` is UTC
@@ -137,16 +137,22 @@ export function rowScalarsJson(row: RowScalars): string {
 const jsonItem = (value: number): string => (Number.isFinite(value) ? String(value) : 'null');
 
 /**
- * `canonicalRowText` from its parts: `scalarsJson` from `rowScalarsJson`, `createdAtJson` the JSON string of
- * `createdAt` (one a batch). The text is `JSON.stringify` of the same array, built without one a row.
+ * `canonicalRowText` from its parts, written in order with `write`: `scalarsJson` from `rowScalarsJson`,
+ * `createdAtJson` the JSON string of `createdAt` (one a batch). The text is `JSON.stringify` of the same
+ * array, then a newline and the args, built without an array a row.
  */
-export function joinCanonicalRowText(version: number, seq: number, id: number, scalarsJson: string, createdAtJson: string, canonicalArgs: string): string {
-  return `[${jsonItem(version)},${jsonItem(seq)},${jsonItem(id)},${scalarsJson},${createdAtJson}]\n${canonicalArgs}`;
+function writeCanonicalRowText(write: (part: string) => void, version: number, seq: number, id: number, scalarsJson: string, createdAtJson: string, canonicalArgs: string): void {
+  write(`[${jsonItem(version)},${jsonItem(seq)},${jsonItem(id)},`);
+  write(scalarsJson);
+  write(`,${createdAtJson}]\n`);
+  write(canonicalArgs);
 }
 
 /** `canonicalRowText` with the canonical args already computed (`canonicalJson`). */
 export function canonicalRowTextWith(row: Omit<ChainedRowContent, 'args'>, canonicalArgs: string, version: number = CANONICAL_VERSION): string {
-  return joinCanonicalRowText(version, row.seq, row.id, rowScalarsJson(row), JSON.stringify(row.createdAt) ?? 'null', canonicalArgs);
+  let text = '';
+  writeCanonicalRowText((part) => (text += part), version, row.seq, row.id, rowScalarsJson(row), JSON.stringify(row.createdAt) ?? 'null', canonicalArgs);
+  return text;
 }
 
 /**
@@ -174,13 +180,20 @@ export type LinkedRow = { seq: number; id: number; scalarsJson: string };
 
 /**
  * The writer's link function for one key and one batch's `created_at`: the padded key is computed once
- * (`createHmacSha256Hex`), not once a row, and each row's canonical args and scalars come precomputed, so
- * the only work left per row while the head is locked is joining its text and its MAC (or SHA-256 without
- * a key). Same links as `chainLink`: the same text, and HMAC-SHA-256's bytes.
+ * (`createTextDigest`), not once a row, each row's canonical args and scalars come precomputed, and the
+ * text's parts are written straight into the digest's buffer (no joined string), so the only work left
+ * per row while the head is locked is those writes and its MAC (or SHA-256 without a key). Same links as
+ * `chainLink`: the same text, and HMAC-SHA-256's bytes.
  */
 export function createChainLinker(key: Buffer | null, createdAt: string): (previousHex: string, row: LinkedRow, canonicalArgs: string) => string {
-  const createdAtJson = JSON.stringify(createdAt);
   const version = key === null ? CANONICAL_VERSION : KEYED_CANONICAL_VERSION;
-  const mac = key === null ? (text: string) => hash('sha256', text, 'hex') : createHmacSha256Hex(key);
-  return (previousHex, row, canonicalArgs) => mac(`${previousHex}\n${joinCanonicalRowText(version, row.seq, row.id, row.scalarsJson, createdAtJson, canonicalArgs)}`);
+  const createdAtJson = JSON.stringify(createdAt);
+  const digest = createTextDigest(key);
+  const write = (part: string) => digest.write(part);
+  return (previousHex, row, canonicalArgs) => {
+    digest.write(previousHex);
+    digest.write('\n');
+    writeCanonicalRowText(write, version, row.seq, row.id, row.scalarsJson, createdAtJson, canonicalArgs);
+    return digest.digest();
+  };
 }
