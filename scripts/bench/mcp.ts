@@ -29,6 +29,9 @@ import { ms, printTable, summarize, timed } from './stats.ts';
  * a few hundred.
  * BENCH_GATEWAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the gateway under this load;
  * BENCH_BARE_NODE_ARGS the bare v1 SDK server, BENCH_BARE_V2_NODE_ARGS the bare v2 one.
+ * The servers inherit the environment, so an allocator set for the run applies to the gateway and the bare
+ * servers alike: `MALLOC_ARENA_MAX=2 npm run bench:mcp`, or jemalloc from Debian's libjemalloc2 with
+ * `LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 npm run bench:mcp`.
  */
 const SESSIONS = 32;
 /** Turns the targets take at the calls, alternating (see below). */
