@@ -21,7 +21,11 @@ export default defineConfig({
   },
   test: {
     ...base.test,
-    include: ['shared/src/{query,validation,grants,reads,audit}/**/*.test.ts', 'services/gateway/test/**/*.test.ts'],
+    include: [
+      'shared/src/{query,validation,grants,reads,audit}/**/*.test.ts',
+      'shared/src/finance/transaction-matching.test.ts',
+      'services/gateway/test/**/*.test.ts',
+    ],
     reporters: ['default'],
   },
 });

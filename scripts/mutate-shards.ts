@@ -24,7 +24,8 @@ export const shards: Record<string, Shard> = {
   // The SQL builder: the page and aggregate statements, computed columns, visibility, twin rows.
   'query-sql': {
     mutate: ['shared/src/query/query-{sql,computed,visible,twins}*.ts'],
-    testFiles: QUERY_TESTS,
+    // Twin rows (a transfer seen from both accounts) are exercised by the finance matching tests.
+    testFiles: [...QUERY_TESTS, 'shared/src/finance/transaction-matching.test.ts'],
   },
   // Date validation and relative dates.
   dates: {
