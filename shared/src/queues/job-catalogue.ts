@@ -235,15 +235,6 @@ export const QUEUES = {
 export type QueueName = keyof typeof QUEUES;
 export type JobNameOf<Q extends QueueName> = keyof (typeof QUEUES)[Q]['jobs'] & string;
 
-/** The payload schema of a job; an unknown queue or job name throws rather than being skipped. */
-export function jobSchema(queue: string, job: string): z.ZodType {
-  const entry = (QUEUES as Record<string, { jobs: Record<string, z.ZodType> }>)[queue];
-  if (!entry) throw new Error(`unknown queue '${queue}'`);
-  const schema = entry.jobs[job];
-  if (!schema) throw new Error(`unknown job '${job}' on queue '${queue}'`);
-  return schema;
-}
-
 /** The job scheduler of one connection's periodic sync. */
 export function syncSchedulerId(connectionId: string): string {
   return `connection:${connectionId}`;
