@@ -8,6 +8,7 @@ import { canonicalChunksHere, COPY_CHUNK_ROWS } from './audit-canonical-args.ts'
 import { copyChainedAuditRows, statementsOn } from './audit-chain-copy.ts';
 import { insertChainedAuditRows, readChainHead } from './audit-chain-queries.ts';
 import { verifyAuditChain } from './audit-chain-verify.ts';
+import { walkLedger, type WalkedRow } from './audit-chain-walk.ts';
 import { buildAuditRow } from './audit-fns.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
 
@@ -48,24 +49,12 @@ async function copyFlush(batch: QueuedAuditRow[], options: { key?: Buffer | null
   }
 }
 
-const StoredSchema = z.object({
-  chain_seq: z.number(),
-  row_hash: z.string(),
-  user_id: z.number(),
-  agent_id: z.string().nullable(),
-  tool: z.string(),
-  sector: z.string().nullable(),
-  decision: z.string(),
-  deny_reason: z.string().nullable(),
-  args: z.unknown(),
-  result_count: z.number(),
-  outcome: z.string(),
-  request_id: z.string(),
-});
-const stored = () =>
-  testEnv.db.any(sql.type(StoredSchema)`
-    SELECT chain_seq, encode(row_hash, 'hex') AS row_hash, user_id, agent_id, tool, sector, decision, deny_reason, args, result_count, outcome, request_id
-    FROM audit_log ORDER BY chain_seq`);
+/** Every row stored, in the ledger's order, as the chain's own walk reads it. */
+async function stored(): Promise<WalkedRow[]> {
+  const walked: WalkedRow[] = [];
+  for await (const row of walkLedger(testEnv.db, null, 5000)) walked.push(row);
+  return walked;
+}
 
 beforeEach(async () => {
   await testEnv.db.query(sql.unsafe`TRUNCATE audit_log`);
@@ -88,9 +77,9 @@ describe('a flush written with one COPY', () => {
     const report = await verifyAuditChain(testEnv.db, { key: { bytes: key, id: 'k' } });
     expect(report).toMatchObject({ intact: true, intactThrough: { row: 9 }, firstKeyedRow: 6, headRows: 9 });
     const first = (await stored()).slice(0, 5);
-    expect(first.map((row) => row.chain_seq)).toEqual([1, 2, 3, 4, 5]);
-    expect(first.map(({ user_id, agent_id, tool, sector, decision, deny_reason, args, result_count, outcome, request_id }) => ({
-      userId: user_id, agentId: agent_id, tool, sector, decision, denyReason: deny_reason, args, resultCount: result_count, outcome, requestId: request_id,
+    expect(first.map((row) => row.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(first.map(({ userId, agentId, tool, sector, decision, denyReason, args, resultCount, outcome, requestId }) => ({
+      userId, agentId, tool, sector, decision, denyReason, args, resultCount, outcome, requestId,
     }))).toEqual(batch.map(({ argsJson, ...row }) => ({ ...row, args: JSON.parse(argsJson) as unknown })));
   });
 
@@ -104,7 +93,8 @@ describe('a flush written with one COPY', () => {
     await testEnv.db.transaction(async (tx) => insertChainedAuditRows(tx, batch, { key }));
     const inserted = await stored();
     // The ids and created_at differ (another transaction), so the links do; all else is the same.
-    expect(inserted.map(({ row_hash: _hash, ...row }) => row)).toEqual(copied.map(({ row_hash: _hash, ...row }) => row));
+    const content = (rows: WalkedRow[]) => rows.map(({ hash: _hash, id: _id, createdAt: _createdAt, ...row }) => row);
+    expect(content(inserted)).toEqual(content(copied));
     expect(head.seq).toBe(3);
   });
 

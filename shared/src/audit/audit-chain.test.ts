@@ -5,7 +5,7 @@ import { sql } from '../db/index.ts';
 import { useTestEnvironment } from '@pcg/testkit/testing';
 import { buildAuditRow } from './audit-fns.ts';
 import { insertAuditRows, selectAuditRows } from './audit-queries.ts';
-import { insertChainedAuditRows, readChainHead } from './audit-chain-queries.ts';
+import { insertChainedAuditRows, MICROSECOND_UTC, readChainHead } from './audit-chain-queries.ts';
 import { verifyAuditChain } from './audit-chain-verify.ts';
 import type { AuditAnchor } from './audit-anchor.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
@@ -160,7 +160,9 @@ describe('tampering found and named', () => {
       WHERE audit_log.chain_seq IN (4, 5) AND other.chain_seq <> audit_log.chain_seq`);
     const report = await verifyAuditChain(testEnv.db);
     expect(report).toMatchObject({ intact: false, intactThrough: { row: 3 }, break: { kind: 'out_of_order', row: 4, id: fourth } });
-    expect(report.break?.detail).toContain(`row id ${fifth}`);
+    const createdAt = await testEnv.db.oneFirst(sql.type(z.object({ created_at: z.string() }))`
+      SELECT to_char(created_at AT TIME ZONE 'UTC', ${MICROSECOND_UTC}) AS created_at FROM audit_log WHERE id = ${fourth}`);
+    expect(report.break?.detail).toBe(`row id ${fourth} (created_at ${createdAt}) (place 5) comes before row id ${fifth} (place 4)`);
   });
 
   it('an inserted row among the chained ones', async () => {

@@ -25,6 +25,8 @@ function harness(options: { clock?: boolean } = {}) {
   return { events, lines, guard };
 }
 
+/** An audit row as the guard hands it to the recorder: every column of spec 2.3 it fills. */
+const row = (event: Required<Omit<AuditEvent, 'requestId'>> & { requestId: string }): AuditEvent => event;
 const ok = (result: unknown, count: number, outcome?: Outcome['outcome']) => async (): Promise<Outcome> => ({ result, count, ...(outcome ? { outcome } : {}) });
 const failing = (error: unknown) => async (): Promise<Outcome> => {
   throw error;
@@ -93,17 +95,7 @@ describe('an agent call: checks, then exactly one audit row (spec 6)', () => {
     const result = await guard.audited(agent(['finance']), 'query', { object: 'finance.account' }, () => 'finance', ok({ rows: [1, 2, 3] }, 3));
     expect(result).toEqual({ rows: [1, 2, 3] });
     expect(events).toEqual([
-      {
-        agentId: 'claude',
-        tool: 'query',
-        sector: 'finance',
-        decision: 'allow',
-        denyReason: null,
-        args: { object: 'finance.account' },
-        resultCount: 3,
-        outcome: 'ok',
-        requestId: 'req-7',
-      },
+      row({ agentId: 'claude', tool: 'query', sector: 'finance', decision: 'allow', denyReason: null, args: { object: 'finance.account' }, resultCount: 3, outcome: 'ok', requestId: 'req-7' }),
     ]);
   });
 
@@ -144,17 +136,7 @@ describe('an agent call: checks, then exactly one audit row (spec 6)', () => {
     expect(error).toBeInstanceOf(AccessDeniedError);
     expect(ran).toBe(false);
     expect(events).toEqual([
-      {
-        agentId: 'claude',
-        tool: 'query',
-        sector: 'mail',
-        decision: 'deny',
-        denyReason: 'sector not granted',
-        args: { object: 'mail.message' },
-        resultCount: 0,
-        outcome: 'error',
-        requestId: 'req-7',
-      },
+      row({ agentId: 'claude', tool: 'query', sector: 'mail', decision: 'deny', denyReason: 'sector not granted', args: { object: 'mail.message' }, resultCount: 0, outcome: 'error', requestId: 'req-7' }),
     ]);
   });
 
@@ -224,17 +206,7 @@ describe('a call that failed after it was allowed (spec 2.3: allow, outcome erro
     expect(await caught(guard.audited(agent(['finance']), 'get_record', { id: 't9' }, () => 'finance', failing(notFound)))).toBe(notFound);
     expect(notFound).toBeInstanceOf(NotFoundError);
     expect(events).toEqual([
-      {
-        agentId: 'claude',
-        tool: 'get_record',
-        sector: 'finance',
-        decision: 'allow',
-        denyReason: null,
-        args: { id: 't9' },
-        resultCount: 0,
-        outcome: 'error',
-        requestId: 'req-7',
-      },
+      row({ agentId: 'claude', tool: 'get_record', sector: 'finance', decision: 'allow', denyReason: null, args: { id: 't9' }, resultCount: 0, outcome: 'error', requestId: 'req-7' }),
     ]);
     expect(lines().filter((line) => line.includes('call failed'))).toEqual([]);
   });
@@ -271,17 +243,7 @@ describe('the operator', () => {
     const { guard, events } = harness();
     await guard.audited(operator, 'fetch_live', { object: 'home.entity' }, () => 'home', ok([], 2), { auditOperator: true });
     expect(events).toEqual([
-      {
-        agentId: 'operator',
-        tool: 'fetch_live',
-        sector: 'home',
-        decision: 'allow',
-        denyReason: null,
-        args: { object: 'home.entity' },
-        resultCount: 2,
-        outcome: 'ok',
-        requestId: 'op-1',
-      },
+      row({ agentId: 'operator', tool: 'fetch_live', sector: 'home', decision: 'allow', denyReason: null, args: { object: 'home.entity' }, resultCount: 2, outcome: 'ok', requestId: 'op-1' }),
     ]);
   });
 });
