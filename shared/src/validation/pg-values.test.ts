@@ -77,6 +77,16 @@ describe('the path of an unstorable string', () => {
     expect(findUnstorableText(cycle)).toBe('bad');
   });
 
+  it('passes over values that hold no text, undefined included', () => {
+    expect(findUnstorableText(undefined)).toBeNull();
+    expect(findUnstorableText({ gone: undefined, count: 1, done: true, list: [undefined, 2] })).toBeNull();
+  });
+
+  it('reports a refusal as a custom zod issue at the value', () => {
+    expect(PgJsonSchema.safeParse({ a: '\u0000' }).error?.issues[0]).toMatchObject({ code: 'custom', path: [] });
+    expect(PgInstantSchema.safeParse('0000-01-01T00:00:00Z').error?.issues[0]).toMatchObject({ code: 'custom', path: [] });
+  });
+
   it('lets JSON Postgres can hold through unchanged', () => {
     const json = { list: ['😀', 1, null, true], nested: { key: 'value' } };
     expect(PgJsonSchema.parse(json)).toEqual(json);
