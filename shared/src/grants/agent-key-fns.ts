@@ -41,8 +41,7 @@ export type BearerCredential = { kind: 'none' } | { kind: 'token'; token: string
  */
 export function parseBearer(headerValue: string | undefined): BearerCredential {
   if (headerValue === undefined) return { kind: 'none' };
-  const match = /^[ \t]*bearer(?:[ \t]+(.*))?$/is.exec(headerValue);
-  if (!match) return { kind: 'none' };
-  const token = (match[1] ?? '').trim();
-  return token.length === 0 ? { kind: 'none' } : { kind: 'token', token };
+  // The scheme, one blank, then the rest: trimmed, so more blanks before or after the token change nothing.
+  const token = /^[ \t]*bearer[ \t](.*)/is.exec(headerValue)?.[1]?.trim();
+  return token ? { kind: 'token', token } : { kind: 'none' };
 }

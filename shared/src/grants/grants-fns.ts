@@ -1,4 +1,4 @@
-import { SECTORS, isSector, type Sector } from '../sectors/index.ts';
+import { SECTORS, type Sector } from '../sectors/index.ts';
 import type { AgentRecord, AgentStatus } from './agents-types.ts';
 import { ALL_SECTORS_WILDCARD, type Grant } from './grants-types.ts';
 
@@ -10,7 +10,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export function resolveSectors(stored: readonly string[]): Sector[] {
   if (stored.includes(ALL_SECTORS_WILDCARD)) return [...SECTORS];
-  const granted = new Set(stored.filter(isSector));
+  const granted = new Set(stored);
   return SECTORS.filter((sector) => granted.has(sector));
 }
 
