@@ -41,7 +41,7 @@ export type BearerCredential = { kind: 'none' } | { kind: 'token'; token: string
  */
 export function parseBearer(headerValue: string | undefined): BearerCredential {
   if (headerValue === undefined) return { kind: 'none' };
-  // The scheme, one blank, then the rest: trimmed, so more blanks before or after the token change nothing.
-  const token = /^[ \t]*bearer[ \t](.*)/is.exec(headerValue)?.[1]?.trim();
+  // The scheme, one blank, then the rest (a group every match fills): trimmed, so more blanks change nothing.
+  const token = /^[ \t]*bearer[ \t](.*)/is.exec(headerValue)?.[1]!.trim();
   return token ? { kind: 'token', token } : { kind: 'none' };
 }
