@@ -10,8 +10,9 @@ import base from './vitest.config.ts';
  *
  * `@pcg/shared/<domain>` is resolved to this tree's shared/ rather than through node_modules' symlink to the
  * original: in Stryker's sandbox the symlink would load a second, unmutated copy of shared beside the sandbox's,
- * and the two would not know each other's objects (the testkit's pool, made by one copy's createPool, unknown
- * to the other's directReadsOf). Outside a sandbox both name the same files.
+ * so what a test reaches through the testkit would not be the code under mutation, and the two copies' classes
+ * would not be each other's (an error thrown by one fails the other's `instanceof`). Outside a sandbox both
+ * name the same files.
  */
 const shared = path.join(import.meta.dirname, 'shared/src');
 

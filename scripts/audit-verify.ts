@@ -29,11 +29,11 @@ export async function runAuditVerify(options: AuditVerifyCommandOptions = {}): P
   const result: AuditLedgerVerification = await withResolvedDatabase(async (databaseUrl) => {
     // DATA_DIR is read after withResolvedDatabase has loaded .env, as the launcher reads it.
     const dataDir = path.resolve(root, process.env.DATA_DIR || 'data');
-    const db = await openDatabase(databaseUrl, { maximumPoolSize: 3 });
+    const database = await openDatabase(databaseUrl, { maximumPoolSize: 3 });
     try {
-      return await verifyAuditLedger(db, { dataDir });
+      return await verifyAuditLedger(database.pool, { dataDir });
     } finally {
-      await db.end();
+      await database.end();
     }
   });
   write(options.json ? JSON.stringify(result, null, 2) : formatAuditLedgerVerification(result));

@@ -53,7 +53,7 @@ describe('npm run seed:demo', () => {
     expect(decided).toMatchObject([{ institutionDomain: 'chase.com', state: 'same', automatic: true, first: { connectionName: 'Demo finance' }, second: { connectionName: SECOND_FINANCE_SOURCE } }]);
     expect(open).toMatchObject([{ institutionDomain: 'americanexpress.com', state: 'open', first: { lastFour: '1007' }, second: { lastFour: null } }]);
     // The merged copy's transactions repeat the first source's and are read once; what only it has is read too.
-    const engine = createQueryEngine({ db: testEnv.db });
+    const engine = createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
     const transactions = findObject('finance.transaction');
     if (!transactions) throw new Error('finance.transaction is not in the catalogue');
     const spent = (where: unknown[] = []) =>

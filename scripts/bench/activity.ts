@@ -76,7 +76,8 @@ async function medianOf(work: () => Promise<unknown>): Promise<number> {
 
 async function main(): Promise<void> {
   const bench = await openBenchDatabase(`pcg_bench_activity_${process.pid}_${randomBytes(3).toString('hex')}`);
-  const db = await openDatabase(bench.url, { maximumPoolSize: 3, statementTimeout: 3_600_000 });
+  const database = await openDatabase(bench.url, { maximumPoolSize: 3, statementTimeout: 3_600_000 });
+  const db = database.pool;
   try {
     console.log(`\nactivity: writing ${fmt(ROWS)} audit rows…`);
     const filled = await timed(() => fill(db));
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
     console.log(`| the same 30 days grouped from audit_log directly        | ${seconds(directMs)} |               |`);
     console.log(`\nmachine load average while measuring: ${os.loadavg().map((load) => load.toFixed(1)).join(' ')} on ${os.availableParallelism()} cores`);
   } finally {
-    await db.end();
+    await database.end();
     await bench.drop();
   }
 }

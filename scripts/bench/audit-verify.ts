@@ -71,7 +71,8 @@ async function fill(db: DatabasePool): Promise<number> {
 
 async function main(): Promise<void> {
   const bench = await openBenchDatabase(`pcg_bench_verify_${process.pid}_${randomBytes(3).toString('hex')}`);
-  const db = await openDatabase(bench.url, { maximumPoolSize: 3, statementTimeout: 600_000 });
+  const database = await openDatabase(bench.url, { maximumPoolSize: 3, statementTimeout: 600_000 });
+  const db = database.pool;
   try {
     console.log(`\naudit chain verify: writing ${fmt(ROWS)} chained rows…`);
     const fillMs = await fill(db);
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
     console.log(`\npeak JS heap while verifying: ${(peakHeap / 2 ** 20).toFixed(0)} MB (keyset pages of 5,000 rows: the same for any row count)`);
     console.log(`machine load average while measuring: ${os.loadavg().map((load) => load.toFixed(1)).join(' ')} on ${os.availableParallelism()} cores`);
   } finally {
-    await db.end();
+    await database.end();
     await bench.drop();
   }
 }

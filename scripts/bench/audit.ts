@@ -21,7 +21,7 @@ import {
   type AuditEvent,
   type QueuedAuditRow,
 } from '@pcg/shared/audit';
-import { createPool, runMigrations, sql, type DatabasePool } from '@pcg/shared/db';
+import { createDatabase, runMigrations, sql, type Database, type DatabasePool } from '@pcg/shared/db';
 import { createLogger } from '@pcg/shared/logger';
 import { createRedis, type Redis } from '@pcg/shared/redis';
 import { AUDIT_FLUSH_BATCH_SIZE, createAuditWriter } from '../../services/audit-writer/src/writer.ts';
@@ -113,18 +113,19 @@ async function main(): Promise<void> {
   const databaseUrl = withDatabase(SERVER_URL, database);
   const redis = createRedis({ REDIS_URL, REDIS_PREFIX: `pcg-bench:${suffix}:` }, 'commands', 'bench-audit');
   const log = createLogger({ name: 'bench-audit', level: 'warn' });
-  let db: DatabasePool | undefined;
+  let pools: Database | undefined;
   const copyClient = new pg.Client({ connectionString: databaseUrl });
   try {
     await runMigrations(databaseUrl);
-    db = await createPool(databaseUrl, { maximumPoolSize: 2 });
+    pools = await createDatabase(databaseUrl, { maximumPoolSize: 2 });
+    const db = pools.pool;
     await copyClient.connect();
 
     const events = makeEvents(ROWS);
     const rows = events.map((event) => buildAuditRow(event).row);
     const entries = rows.map((row) => JSON.stringify(row));
     // The chain key the audit-writer loads from DATA_DIR: 32 random bytes (design 8.4).
-    const writer = createAuditWriter({ db, redis, log, flushMs: FLUSH_MS, chainKey: randomBytes(32) });
+    const writer = createAuditWriter({ db, direct: pools.direct, redis, log, flushMs: FLUSH_MS, chainKey: randomBytes(32) });
 
     // The producer half, for reference: record() of every event in one burst (past the default buffer of
     // AUDIT_BUFFER_CAPACITY rows at the full size) and the Lua push, until Redis has acknowledged them all.
@@ -196,7 +197,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await copyClient.end().catch(() => {});
-    await db?.end();
+    await pools?.end();
     await redis.del(AUDIT_QUEUE_KEY).catch(() => {});
     await redis.quit();
     await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(database)} WITH (FORCE)`);

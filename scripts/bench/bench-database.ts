@@ -31,9 +31,9 @@ export async function openBenchDatabase(name: string): Promise<{ url: string; dr
 export const BENCH_CONNECTION_ID = '00000000-0000-0000-0000-00000000b0b0';
 
 export async function insertBenchConnection(url: string): Promise<void> {
-  const db = await openDatabase(url);
+  const database = await openDatabase(url);
   try {
-    await createConnectionQueries(db).insert({
+    await createConnectionQueries(database.pool).insert({
       id: BENCH_CONNECTION_ID,
       provider: 'bench',
       sector: 'finance',
@@ -43,6 +43,6 @@ export async function insertBenchConnection(url: string): Promise<void> {
       syncIntervalMinutes: null,
     });
   } finally {
-    await db.end();
+    await database.end();
   }
 }

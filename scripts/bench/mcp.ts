@@ -50,7 +50,7 @@ const IDLE = sized('BENCH_MCP_IDLE', 512, 16);
 const ROWS = sized('BENCH_MCP_ROWS', 100_000, 2_000);
 const root = path.resolve(import.meta.dirname, '../..');
 // Per run, so two runs (or a run and CI's smoke) never drop each other's database.
-const database = `pcg_bench_mcp_${process.pid}`;
+const databaseName = `pcg_bench_mcp_${process.pid}`;
 const redisUrl = process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
 const probe = ['--expose-gc', '--import', path.join(root, 'scripts/bench/peers/heap-probe.ts')];
 
@@ -113,7 +113,7 @@ const opened: Array<{ close(): Promise<unknown> }> = [];
 await runBench(
   'mcp',
   async () => {
-    const bench = await openBenchDatabase(database);
+    const bench = await openBenchDatabase(databaseName);
     opened.push({ close: () => bench.drop() });
     const url = bench.url;
     const raw = new pg.Pool({ connectionString: url });
@@ -128,9 +128,9 @@ await runBench(
       [ROWS],
     );
     await raw.query('ANALYZE finance_transactions');
-    const db = await openDatabase(url);
-    const key = await createTestAgent(db, { name: 'bench-agent', sectors: ['finance'] });
-    await db.end();
+    const database = await openDatabase(url);
+    const key = await createTestAgent(database.pool, { name: 'bench-agent', sectors: ['finance'] });
+    await database.end();
 
     const input = { object: 'finance.transaction', where: [{ field: 'category', op: 'eq', value: 'dining' }], limit: 20 };
     const fragment = pageSql(planQuery(findObject('finance.transaction') as ObjectDef, QueryInputSchema.parse(input)));

@@ -16,16 +16,17 @@ import { ms, printTable, summarize, timed } from './stats.ts';
 const ROWS = sized('BENCH_ROWS', 1_000_000, 5_000);
 const ITERATIONS = sized('BENCH_ITERATIONS', 300, 20);
 // Per run, so two runs never drop each other's database.
-const database = `pcg_bench_query_${process.pid}`;
+const databaseName = `pcg_bench_query_${process.pid}`;
 
 const opened: Array<{ close(): Promise<unknown> }> = [];
 
 await runBench('query', async () => {
-  const bench = await openBenchDatabase(database);
+  const bench = await openBenchDatabase(databaseName);
   opened.push({ close: () => bench.drop() });
   const url = bench.url;
-  const db = await openDatabase(url);
-  opened.push({ close: () => db.end() });
+  const database = await openDatabase(url);
+  const db = database.pool;
+  opened.push({ close: () => database.end() });
   const raw = new pg.Pool({ connectionString: url, max: 10 });
   opened.push({ close: () => raw.end() });
 
@@ -42,7 +43,7 @@ await runBench('query', async () => {
   await raw.query('ANALYZE finance_transactions');
 
   const object = findObject('finance.transaction') as ObjectDef;
-  const engine = createQueryEngine({ db });
+  const engine = createQueryEngine({ db, direct: database.direct });
   const cases = {
     'filtered sorted page': {
       object: object.name,

@@ -47,9 +47,9 @@ describe('the OAuth bridge across the four real processes, driven by the SDK cli
 
     // An hour later: the access token is refused, the SDK refreshes by itself and reconnects.
     const spent = provider.tokens()?.refresh_token as string;
-    const db = await openDatabase(stack.databaseUrl);
-    await db.query(sql.unsafe`UPDATE oauth_access_tokens SET expires_at = now() - interval '1 second'`);
-    await db.end();
+    const database = await openDatabase(stack.databaseUrl);
+    await database.pool.query(sql.unsafe`UPDATE oauth_access_tokens SET expires_at = now() - interval '1 second'`);
+    await database.end();
     const later = new Client({ name: 'hosted', version: '1.0.0' });
     await later.connect(new StreamableHTTPClientTransport(new URL(stack.mcpUrl), { authProvider: provider }));
     expect(provider.tokens()?.refresh_token).not.toBe(spent);

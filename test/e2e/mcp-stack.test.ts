@@ -11,9 +11,9 @@ let stack: LaunchedStack;
 
 beforeAll(async () => {
   stack = await launchStack('mcpe2e');
-  const db = await openDatabase(stack.databaseUrl);
-  await seedDemo(db);
-  await db.end();
+  const database = await openDatabase(stack.databaseUrl);
+  await seedDemo(database.pool);
+  await database.end();
 }, 90_000);
 afterAll(async () => {
   expect(await stack.stop()).toBe(0);

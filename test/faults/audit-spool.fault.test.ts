@@ -60,9 +60,9 @@ async function settledAudit(): Promise<AuditReading> {
 
 beforeAll(async () => {
   await allStarted([startOwnRedis().then((started) => (redis = started)), startOwnPostgres().then((started) => (postgres = started))]);
-  const db = await openDatabase(postgres.databaseUrl);
-  await seedDemo(db);
-  await db.end();
+  const database = await openDatabase(postgres.databaseUrl);
+  await seedDemo(database.pool);
+  await database.end();
   stack = await launchStack('spool-faults', { AUDIT_FLUSH_MS: '200', REDIS_PREFIX: PREFIX }, { databaseUrl: postgres.databaseUrl, redisUrl: redis.url });
   const created = await fetch(`${stack.consoleUrl}/api/agents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'steady', sectors: ['finance'] }) });
   expect(created.status).toBe(201);

@@ -135,9 +135,9 @@ beforeAll(async () => {
     startOwnPostgres().then((started) => (postgres = started)),
     startHomeAssistantDouble().then((started) => (hub = started)),
   ]);
-  const db = await openDatabase(postgres.databaseUrl);
-  await seedDemo(db);
-  await db.end();
+  const database = await openDatabase(postgres.databaseUrl);
+  await seedDemo(database.pool);
+  await database.end();
   stack = await launchStack('faults', { AUDIT_FLUSH_MS: '200', REDIS_PREFIX: PREFIX }, { databaseUrl: postgres.databaseUrl, redisUrl: redis.url });
   const created = await consoleCall('POST', '/api/connections', { provider: 'home-assistant', syncIntervalMinutes: 1, credentials: { baseUrl: hub.url, token: hub.token } });
   expect(created.status).toBe(201);

@@ -55,9 +55,9 @@ export async function startFuzzStack(): Promise<FuzzStack> {
   const consolePort = Number(new URL(stack.consoleUrl).port);
   const agentPort = Number(new URL(stack.mcpUrl).port);
   const send = (request: FuzzRequest) => exchange(request.port === 'console' ? consolePort : agentPort, request);
-  const db = await openDatabase(stack.databaseUrl);
-  await seedDemo(db);
-  await db.end();
+  const database = await openDatabase(stack.databaseUrl);
+  await seedDemo(database.pool);
+  await database.end();
 
   const json = { 'content-type': 'application/json' };
   const agentName = 'fuzz-agent';

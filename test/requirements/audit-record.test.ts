@@ -21,7 +21,7 @@ let key: string;
 const auditCount = () => testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM audit_log`);
 
 beforeAll(async () => {
-  app = buildApp({ config: loadConfig(consoleConfigSchema, testEnv.env()), log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis });
+  app = buildApp({ config: loadConfig(consoleConfigSchema, testEnv.env()), log: createCapturingLogger('console').log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis });
   await app.ready();
   const bank = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid' });
   await upsertRecords(testEnv.db, { object: 'finance.transaction', connectionId: bank, source: 'plaid', records: [{ source_id: 't1', amount: '-1.00', pending: false }] });

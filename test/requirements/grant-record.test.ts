@@ -27,7 +27,7 @@ describe('the agent grant in the store', () => {
     const sectors = await testEnv.db.oneFirst(sql.type(z.object({ sectors: z.array(z.string()) }))`
       INSERT INTO agents (user_id, name, key_hash) VALUES (1, 'fresh', ${sql.binary(hashAgentKey(key))}) RETURNING sectors`);
     expect(sectors).toEqual([]);
-    expect(await createKeyResolver({ db: testEnv.db }).resolveKey(key)).toMatchObject({ ok: true, grant: { agentName: 'fresh', sectors: [] } });
+    expect(await createKeyResolver({ db: testEnv.db, direct: testEnv.direct }).resolveKey(key)).toMatchObject({ ok: true, grant: { agentName: 'fresh', sectors: [] } });
   });
 
   it('keeps one grant per agent name', async () => {

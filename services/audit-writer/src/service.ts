@@ -34,7 +34,7 @@ export async function startAuditWriter(config: AuditWriterConfig, log: Logger): 
     await infra.close();
     throw error;
   }
-  const writer = createAuditWriter({ db: infra.db, redis: infra.redis, log, flushMs: config.AUDIT_FLUSH_MS, marks, chainKey: chainKey.bytes });
+  const writer = createAuditWriter({ db: infra.db, direct: infra.direct, redis: infra.redis, log, flushMs: config.AUDIT_FLUSH_MS, marks, chainKey: chainKey.bytes });
   writer.start();
   const metrics = createMetrics();
   metrics.watchAuditWriter(() => writer.stats().written);

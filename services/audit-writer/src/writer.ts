@@ -10,7 +10,7 @@ import {
   type ChainHead,
   type QueuedAuditEntry,
 } from '@pcg/shared/audit';
-import { directPoolOf, sql, type DatabasePool } from '@pcg/shared/db';
+import { sql, type DatabasePool, type DirectPool } from '@pcg/shared/db';
 import { unreachableStore } from '@pcg/shared/http';
 import type { Logger } from '@pcg/shared/logger';
 import type { Redis } from '@pcg/shared/redis';
@@ -32,6 +32,8 @@ export const AUDIT_FLUSH_BATCH_SIZE = 10_000;
 
 export type AuditWriterDeps = {
   db: DatabasePool;
+  /** The same database's direct pool: each flush's transaction runs on one of its clients, for the COPY. */
+  direct: DirectPool;
   /** A `commands` client under REDIS_PREFIX. */
   redis: Redis;
   log: Logger;
@@ -113,7 +115,7 @@ export function createAuditWriter(deps: AuditWriterDeps) {
     let broken: Error | undefined;
     try {
       const canonicalArgs = canonical.chunks(rows);
-      client = await directPoolOf(db).connect();
+      client = await deps.direct.connect();
       const tx = statementsOn(client);
       await client.query('BEGIN');
       const chained = rows.length > 0 ? await copyChainedAuditRows(client, rows, canonicalArgs, { key: deps.chainKey ?? null }) : null;

@@ -42,7 +42,7 @@ async function queue(count: number, prefix: string): Promise<void> {
 }
 
 const writer = (batchSize = 10_000) =>
-  createAuditWriter({ db: testEnv.db, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, batchSize, chainKey: key.bytes });
+  createAuditWriter({ db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, batchSize, chainKey: key.bytes });
 
 async function drain(w: ReturnType<typeof writer>): Promise<void> {
   while ((await w.flush()).taken > 0);
@@ -239,7 +239,7 @@ describe('the keyed chain the audit-writer keeps', () => {
 
   it('accepts an anchor file of the old format once and replaces it with one that knows its chain', async () => {
     // Rows of the old, unkeyed chain and their old-format anchor, as the writer left them before the change.
-    const old = createAuditWriter({ db: testEnv.db, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR });
+    const old = createAuditWriter({ db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR });
     await queue(3, 'old');
     await drain(old);
     const oldHead = await readChainHead(testEnv.db);

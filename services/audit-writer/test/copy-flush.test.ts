@@ -77,7 +77,7 @@ beforeEach(async () => {
 describe("the writer's flush as one binary COPY (issue 44)", () => {
   it('stores every column as it was queued (nulls, tabs, newlines, backslashes, wide characters, the int4 limit) in spec 2.3 row shape, and the keyed chain verifies', async () => {
     await pushAuditBatch(testEnv.redis, { producerId: 'copy-test', firstSeq: 1, rows: ROWS.map((row) => JSON.stringify(row)), capacity: 100 });
-    const writer = createAuditWriter({ db: testEnv.db, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, chainKey: KEY });
+    const writer = createAuditWriter({ db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, chainKey: KEY });
     expect(await writer.flush()).toEqual({ taken: 3, written: 3, dropped: 0 });
     const stored = await testEnv.db.any(sql.type(StoredRowSchema)`
       SELECT user_id, agent_id, tool, sector, decision, deny_reason, args, result_count, outcome, request_id, chain_seq,
@@ -109,7 +109,7 @@ describe("the writer's flush as one binary COPY (issue 44)", () => {
     const bad = { ...ROWS[2]!, requestId: 'r-bad', argsJson: '{"a":"\\u0000"}' };
     await pushAuditBatch(testEnv.redis, { producerId: 'copy-bad', firstSeq: 1, rows: [ROWS[0]!, bad].map((row) => JSON.stringify(row)), capacity: 100 });
     const capture = createCapturingLogger();
-    const writer = createAuditWriter({ db: testEnv.db, redis: testEnv.redis, log: capture.log, flushMs: HOUR, chainKey: KEY });
+    const writer = createAuditWriter({ db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, log: capture.log, flushMs: HOUR, chainKey: KEY });
     expect(await writer.flush()).toEqual({ taken: 2, written: 0, dropped: 2 });
     expect(await testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM audit_log`)).toBe(0);
     expect(await testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT head_seq::int AS n FROM audit_chain`)).toBe(0);
@@ -122,7 +122,7 @@ describe("the writer's flush as one binary COPY (issue 44)", () => {
     // Keys out of canonical order, as a producer of another version might send them: the links must cover the canonical form.
     const rows = Array.from({ length: 2_500 }, (_, index): QueuedAuditRow => ({ ...ROWS[2]!, requestId: `big-${index}`, argsJson: JSON.stringify({ zeta: index, alpha: { y: 1, b: [index] } }) }));
     await pushAuditBatch(testEnv.redis, { producerId: 'copy-big', firstSeq: 1, rows: rows.map((row) => JSON.stringify(row)), capacity: 10_000 });
-    const writer = createAuditWriter({ db: testEnv.db, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, chainKey: KEY });
+    const writer = createAuditWriter({ db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, chainKey: KEY });
     try {
       expect(await writer.flush()).toEqual({ taken: 2_500, written: 2_500, dropped: 0 });
     } finally {
@@ -138,7 +138,7 @@ describe("the writer's flush as one binary COPY (issue 44)", () => {
   it('writes nothing of a 2,500-row batch whose last chunk holds args that are not JSON, after its first chunks were sent', async () => {
     const rows = Array.from({ length: 2_500 }, (_, index): QueuedAuditRow => ({ ...ROWS[0]!, requestId: `bad-${index}`, argsJson: index === 2_400 ? '{"not json' : '{}' }));
     await pushAuditBatch(testEnv.redis, { producerId: 'copy-big-bad', firstSeq: 1, rows: rows.map((row) => JSON.stringify(row)), capacity: 10_000 });
-    const writer = createAuditWriter({ db: testEnv.db, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, chainKey: KEY });
+    const writer = createAuditWriter({ db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, chainKey: KEY });
     try {
       expect(await writer.flush()).toEqual({ taken: 2_500, written: 0, dropped: 2_500 });
       expect(await testEnv.db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM audit_log`)).toBe(0);

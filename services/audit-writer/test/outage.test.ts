@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuditProducer, readAuditDrops, readAuditQueueDepth, type AuditDropCounts } from '@pcg/shared/audit';
-import { createPool, sql, type DatabasePool } from '@pcg/shared/db';
+import { createDatabase, sql, type Database, type DatabasePool } from '@pcg/shared/db';
 import { createRedis, type Redis } from '@pcg/shared/redis';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { z } from 'zod';
@@ -45,6 +45,7 @@ describe('audit rows across a Redis outage', () => {
     });
     const writer = createAuditWriter({
       db: testEnv.db,
+      direct: testEnv.direct,
       redis: commands(redis.url, testEnv.redisPrefix),
       log: writerLog.log,
       flushMs: HOUR,
@@ -80,13 +81,15 @@ describe('audit rows across a Redis outage', () => {
 describe('audit rows across a Postgres outage', () => {
   let postgres: OwnPostgres;
   let redis: OwnRedis;
+  let database: Database;
   let db: DatabasePool;
   beforeAll(async () => {
     [postgres, redis] = await Promise.all([startOwnPostgres(), startOwnRedis()]);
-    db = await createPool(postgres.databaseUrl, { maximumPoolSize: 2 });
+    database = await createDatabase(postgres.databaseUrl, { maximumPoolSize: 2 });
+    db = database.pool;
   });
   afterAll(async () => {
-    await db?.end();
+    await database?.end();
     await redis?.dispose();
     await postgres?.dispose();
   });
@@ -94,7 +97,7 @@ describe('audit rows across a Postgres outage', () => {
   it('drops a batch whose flush failed with the exact log line, and counts it in Postgres once Postgres is back', async () => {
     const writerLog = createCapturingLogger('audit-writer');
     const producer = createAuditProducer({ redis: commands(redis.url, 'own:'), db, source: 'console', settings: { AUDIT_QUEUE_CAPACITY: 1000 }, log: createCapturingLogger().log });
-    const writer = createAuditWriter({ db, redis: commands(redis.url, 'own:'), log: writerLog.log, flushMs: HOUR, marks: await loadSequenceMarks(db) });
+    const writer = createAuditWriter({ db, direct: database.direct, redis: commands(redis.url, 'own:'), log: writerLog.log, flushMs: HOUR, marks: await loadSequenceMarks(db) });
     for (let index = 0; index < 40; index += 1) producer.record(event(index));
     await producer.drain();
     await writer.flush();
@@ -117,7 +120,7 @@ describe('audit rows across a Postgres outage', () => {
   it('takes no row out of Redis while Postgres does not answer after a failed flush: at most the batch in flight is lost, and counted', async () => {
     const queue = commands(redis.url, 'own-pause:');
     const producer = createAuditProducer({ redis: queue, db, source: 'gateway', settings: { AUDIT_QUEUE_CAPACITY: 1000 }, log: createCapturingLogger().log });
-    const writer = createAuditWriter({ db, redis: commands(redis.url, 'own-pause:'), log: createCapturingLogger('audit-writer').log, flushMs: HOUR, batchSize: 25, marks: await loadSequenceMarks(db) });
+    const writer = createAuditWriter({ db, direct: database.direct, redis: commands(redis.url, 'own-pause:'), log: createCapturingLogger('audit-writer').log, flushMs: HOUR, batchSize: 25, marks: await loadSequenceMarks(db) });
     const before = { written: await written(db), dropped: total(await readAuditDrops(db)) };
     for (let index = 0; index < 100; index += 1) producer.record(event(index));
     await producer.drain();

@@ -71,7 +71,7 @@ function writerAndProducer() {
 }
 
 async function writer() {
-  return createAuditWriter({ db: testEnv.db, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, marks: await loadSequenceMarks(testEnv.db) });
+  return createAuditWriter({ db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, marks: await loadSequenceMarks(testEnv.db) });
 }
 
 describe('the audit spool (design 8.4)', () => {
@@ -89,7 +89,7 @@ describe('the audit spool (design 8.4)', () => {
   it('rows Redis took from a killed producer and then lost with its data are sent again at the next start; a row sent again after it was written is written once', async () => {
     await crashedProducer(30);
     // The writer stores half of them; then Redis loses its data, the other half with it.
-    const first = await createAuditWriter({ db: testEnv.db, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, batchSize: 15 }).flush();
+    const first = await createAuditWriter({ db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, log: createCapturingLogger().log, flushMs: HOUR, batchSize: 15 }).flush();
     expect(first.written).toBe(15);
     const flushing = await writer();
     await redisLosesItsData();

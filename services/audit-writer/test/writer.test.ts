@@ -63,7 +63,7 @@ async function queue(count: number, prefix = 'r'): Promise<string[]> {
 
 function writer(overrides: Partial<AuditWriterDeps> = {}) {
   const capture = createCapturingLogger('audit-writer');
-  const instance = createAuditWriter({ db: testEnv.db, redis: testEnv.redis, log: capture.log, flushMs: HOUR, ...overrides });
+  const instance = createAuditWriter({ db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, log: capture.log, flushMs: HOUR, ...overrides });
   const messages = () => capture.lines().map((line) => (JSON.parse(line) as { msg: string }).msg);
   return { writer: instance, messages, lines: capture.lines };
 }

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { createAuditProducer, type AuditRecorder } from '@pcg/shared/audit';
-import type { DatabasePool } from '@pcg/shared/db';
+import type { DatabasePool, DirectPool } from '@pcg/shared/db';
 import { createAgentEventPublisher, createAgentService, createKeyResolver } from '@pcg/shared/grants';
 import { createAccountMatchService } from '@pcg/shared/finance';
 import { createHttpApp, registerJsonErrorHandler } from '@pcg/shared/http';
@@ -50,6 +50,8 @@ export type ConsoleAppDeps = {
   config: ConsoleConfig;
   log: Logger;
   db: DatabasePool;
+  /** The same database's direct pool (the key lookup and the query engine's reads). */
+  direct: DirectPool;
   /** A `commands` client; agent events are published and audit rows queued through it. */
   redis: Redis;
   /** `DATA_DIR` for the own audit producer's spool (design 8.4); without it rows wait in memory only (tests). */
@@ -82,13 +84,13 @@ function ownAuditProducer({ config, log, db, redis, metrics, auditSpoolDir }: Pi
   return { audit: producer, drain: () => producer.drain() };
 }
 
-export function buildApp({ config, log, db, redis, now, live: givenLive, audit: givenAudit, sources, metrics = createMetrics(), auditSpoolDir }: ConsoleAppDeps): FastifyInstance {
+export function buildApp({ config, log, db, direct, redis, now, live: givenLive, audit: givenAudit, sources, metrics = createMetrics(), auditSpoolDir }: ConsoleAppDeps): FastifyInstance {
   const { audit, drain } = givenAudit ? { audit: givenAudit, drain: undefined } : ownAuditProducer({ config, log, db, redis, metrics, auditSpoolDir });
   // The outbound policy for source addresses (issue 32): what the operator types is refused at save as written.
   const addressPolicy = createAddressPolicy({ ownPorts: gatewayOwnPorts(config) });
   const sourcesDeps = sources ? createSourcesDeps({ db, ...sources, audit, log, ingestBodyLimit: config.INGEST_BODY_LIMIT_BYTES, addressPolicy }) : undefined;
   const live = givenLive && metrics.timedLive(givenLive);
-  const resolver = createKeyResolver({ db, log });
+  const resolver = createKeyResolver({ db, direct, log });
   const resolveAuthorization = (header: string | undefined) => resolver.resolveAuthorization(header, now?.());
 
   const app = createHttpApp(log, {
@@ -114,7 +116,8 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   if (drain) app.addHook('onClose', drain);
 
   const agents = createAgentService({ db, events: createAgentEventPublisher(redis, config), log, now });
-  const reads = createReadService({ db, engine: createQueryEngine({ db }), audit, log, serviceName: config.SERVICE_NAME, live, now });
+  const engine = createQueryEngine({ db, direct });
+  const reads = createReadService({ db, engine, audit, log, serviceName: config.SERVICE_NAME, live, now });
 
   registerHealthzRoute(app);
   registerAgentRoutes(app, { agents });
@@ -124,7 +127,7 @@ export function buildApp({ config, log, db, redis, now, live: givenLive, audit: 
   registerAuditVerifyRoute(app, { verifier });
   registerMirrorRoutes(app, { reads, resolveAuthorization });
   registerOperatorReadRoutes(app, { reads });
-  registerExportRoutes(app, { exports: createExportService({ engine: createQueryEngine({ db }), audit, now }) });
+  registerExportRoutes(app, { exports: createExportService({ engine, audit, now }) });
   registerProviderRoutes(app, { db });
   registerSignInRoutes(app, { db });
   registerWebRoutes(app, { assets: loadWebAssets() });

@@ -26,7 +26,7 @@ export async function startConsole(config: ConsoleConfig, log: Logger, options: 
     opened.push(signIns);
     const checks = await createCheckRequester(config, log);
     opened.push(checks);
-    const app = buildApp({ config, log, db: infra.db, redis: infra.redis, live, audit: options.audit, sources: { sync, credentialsKey, signIns, checks }, auditSpoolDir: config.DATA_DIR });
+    const app = buildApp({ config, log, db: infra.db, direct: infra.direct, redis: infra.redis, live, audit: options.audit, sources: { sync, credentialsKey, signIns, checks }, auditSpoolDir: config.DATA_DIR });
     const address = await app.listen({ host: config.BIND_HOST, port: config.REST_PORT });
     return {
       ...infra,

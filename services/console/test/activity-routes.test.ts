@@ -18,7 +18,7 @@ const call = (agentId: string, sector: string, decision: 'allow' | 'deny', objec
   buildAuditRow({ agentId, tool: 'query', sector, decision, denyReason: decision === 'deny' ? 'sector not granted' : null, args: object ? { object } : {}, outcome: 'ok' }).row;
 
 beforeAll(async () => {
-  app = buildApp({ config: loadConfig(consoleConfigSchema, testEnv.env()), log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis, audit: audit.recorder });
+  app = buildApp({ config: loadConfig(consoleConfigSchema, testEnv.env()), log: createCapturingLogger('console').log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, audit: audit.recorder });
   await app.ready();
   // The first pass takes the (empty) record as its baseline; what follows is new.
   await rollUpActivityOnce(testEnv.db);

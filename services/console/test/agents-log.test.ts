@@ -42,7 +42,7 @@ describe('logging (spec 5 rule 5: the key is never logged)', () => {
       return key;
     });
 
-    const resolver = createKeyResolver({ db: testEnv.db, log: capture.log });
+    const resolver = createKeyResolver({ db: testEnv.db, direct: testEnv.direct, log: capture.log });
     const refused = await resolver.resolveAuthorization(`Bearer ${keys[0]}`);
     expect(refused).toEqual({ ok: false, reason: 'unknown agent' });
     await post('/api/agents/logged/revoke');

@@ -21,9 +21,9 @@ const published: string[] = [];
 
 beforeAll(async () => {
   const config = loadConfig(consoleConfigSchema, testEnv.env());
-  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis, now: () => clock });
+  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, now: () => clock });
   await app.ready();
-  resolver = createKeyResolver({ db: testEnv.db });
+  resolver = createKeyResolver({ db: testEnv.db, direct: testEnv.direct });
   subscriber = createRedis({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix }, 'subscriber');
   subscriber.on('message', (_channel: string, message: string) => published.push(message));
   await subscriber.subscribe(`${testEnv.redisPrefix}agent-events`);

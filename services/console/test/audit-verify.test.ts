@@ -43,7 +43,7 @@ async function write(count: number, prefix: string): Promise<void> {
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'pcg-console-verify-'));
   const config = loadConfig(consoleConfigSchema, testEnv.env({ DATA_DIR: dataDir }));
-  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis, audit: audit.recorder });
+  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, audit: audit.recorder });
   await app.ready();
 });
 afterAll(async () => {

@@ -60,7 +60,7 @@ const dbOrder = () =>
 
 beforeAll(async () => {
   const config = loadConfig(consoleConfigSchema, testEnv.env({ REST_PORT: '0' }));
-  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis });
+  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis });
   await app.ready();
   producer = createAuditProducer({ redis: testEnv.redis, settings: { AUDIT_QUEUE_CAPACITY: 100_000 }, log: createCapturingLogger().log });
 });
@@ -137,7 +137,7 @@ describe('paging 2,500 rows written in three flushes', () => {
 
   it('accepts a cursor again after the Console restarts (the key is kept in settings)', async () => {
     const { next = '' } = await get('?limit=5');
-    const restarted = buildApp({ config: loadConfig(consoleConfigSchema, testEnv.env()), log: createCapturingLogger().log, db: testEnv.db, redis: testEnv.redis });
+    const restarted = buildApp({ config: loadConfig(consoleConfigSchema, testEnv.env()), log: createCapturingLogger().log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis });
     try {
       const response = await restarted.inject({ method: 'GET', url: `/api/audit?limit=5&before=${encodeURIComponent(next)}` });
       expect(response.statusCode).toBe(200);

@@ -26,7 +26,7 @@ const count = (query: ReturnType<typeof sql.unsafe>) => testEnv.db.oneFirst(sql.
 
 beforeAll(async () => {
   await seedDemo(testEnv.db, Date.parse('2026-11-18T15:00:00.000Z'));
-  app = buildApp({ config: loadConfig(consoleConfigSchema, testEnv.env({})), log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis, audit: audit.recorder });
+  app = buildApp({ config: loadConfig(consoleConfigSchema, testEnv.env({})), log: createCapturingLogger('console').log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, audit: audit.recorder });
   await app.ready();
   const merged = sql.unsafe`finance_merged_account_ids()`;
   mergedRows =

@@ -14,7 +14,7 @@ let address: string;
 
 beforeAll(async () => {
   const config = loadConfig(consoleConfigSchema, testEnv.env({ REST_ALLOWED_HOSTS: 'gateway.lan, console.example:8443' }));
-  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis });
+  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis });
   // Stand-ins for exempt routes not registered yet, to show the hook lets them through.
   for (const url of ['/api/context', '/api/records/:sector/:id', '/api/ingest/:connectionId']) {
     if (!app.hasRoute({ method: 'GET', url })) app.route({ method: ['GET', 'POST'], url, handler: async () => ({ reached: url }) });

@@ -26,7 +26,7 @@ let grant: Grant;
 
 beforeAll(async () => {
   const config = loadConfig(consoleConfigSchema, testEnv.env({ SERVICE_NAME: 'pcg-mirror' }));
-  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis });
+  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis });
   await app.ready();
   const bank = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid' });
   await upsertRecords(testEnv.db, {
@@ -36,7 +36,7 @@ beforeAll(async () => {
     records: Array.from({ length: 7 }, (_, i) => ({ source_id: `t${i}`, amount: `-${i}.50`, posted_on: `2026-03-0${i + 1}`, pending: false })),
   });
   financeKey = await createTestAgent(testEnv.db, { name: 'mirror-agent', sectors: ['finance'] });
-  const resolved = await createKeyResolver({ db: testEnv.db }).resolveKey(financeKey);
+  const resolved = await createKeyResolver({ db: testEnv.db, direct: testEnv.direct }).resolveKey(financeKey);
   if (!resolved.ok) throw new Error('test key did not resolve');
   grant = resolved.grant;
 });
@@ -180,7 +180,7 @@ describe('read mirror answers (spec 4.4, 6)', () => {
   const service = () =>
     createReadService({
       db: testEnv.db,
-      engine: createQueryEngine({ db: testEnv.db }),
+      engine: createQueryEngine({ db: testEnv.db, direct: testEnv.direct }),
       audit: createAuditProducer({ redis: testEnv.redis, settings: { AUDIT_QUEUE_CAPACITY: 1000 }, log: createCapturingLogger().log }),
       log: createCapturingLogger().log,
       serviceName: 'pcg-mirror',

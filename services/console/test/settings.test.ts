@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
-import { createPool, loadOrCreateSecret, sql } from '@pcg/shared/db';
+import { createDatabase, loadOrCreateSecret, sql } from '@pcg/shared/db';
 import { createRedis, type Redis } from '@pcg/shared/redis';
 import { machineTimeZone, PUBLIC_ORIGIN_RULES, SET_PUBLIC_ORIGIN_TOOL, SET_TIME_ZONE_TOOL, SETTINGS_RULES, TIME_ZONE_RULES } from '@pcg/shared/settings';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
@@ -21,7 +21,7 @@ let savedCount = 0;
 const configFor = () => loadConfig(consoleConfigSchema, testEnv.env());
 
 beforeAll(async () => {
-  app = buildApp({ config: configFor(), log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis, audit: audit.recorder });
+  app = buildApp({ config: configFor(), log: createCapturingLogger('console').log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, audit: audit.recorder });
   app.addHook('onRequest', async (request) => {
     lastRequestId = request.id;
   });
@@ -193,7 +193,7 @@ describe('when saving cannot complete', () => {
     const { log, lines } = createCapturingLogger('console');
     const deadRedis = createRedis({ REDIS_URL: testEnv.redisUrl, REDIS_PREFIX: testEnv.redisPrefix }, 'commands');
     await deadRedis.quit();
-    const offline = buildApp({ config: configFor(), log, db: testEnv.db, redis: deadRedis, audit: audit.recorder });
+    const offline = buildApp({ config: configFor(), log, db: testEnv.db, direct: testEnv.direct, redis: deadRedis, audit: audit.recorder });
     try {
       const response = await offline.inject({ method: 'PUT', url: '/api/settings', payload: { publicOrigin: 'https://pcg.example.com' } });
       expect(response.statusCode).toBe(200);
@@ -207,9 +207,9 @@ describe('when saving cannot complete', () => {
   });
 
   it('answers 500 and records the act with outcome error when the write fails', async () => {
-    const deadDb = await createPool(testEnv.databaseUrl, { maximumPoolSize: 1 });
+    const deadDb = await createDatabase(testEnv.databaseUrl, { maximumPoolSize: 1 });
     await deadDb.end();
-    const offline = buildApp({ config: configFor(), log: createCapturingLogger('console').log, db: deadDb, redis: testEnv.redis, audit: audit.recorder });
+    const offline = buildApp({ config: configFor(), log: createCapturingLogger('console').log, db: deadDb.pool, direct: deadDb.direct, redis: testEnv.redis, audit: audit.recorder });
     try {
       const response = await offline.inject({ method: 'PUT', url: '/api/settings', payload: { publicOrigin: 'https://pcg.example.com' } });
       expect(response.statusCode).toBe(500);

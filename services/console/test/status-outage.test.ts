@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addAuditDrops } from '@pcg/shared/audit';
 import { loadConfig } from '@pcg/shared/config';
-import { createPool, type DatabasePool } from '@pcg/shared/db';
+import { createDatabase, type Database, type DatabasePool } from '@pcg/shared/db';
 import { createRedis, type Redis } from '@pcg/shared/redis';
 import { createCapturingLogger, insertTestConnection, waitFor } from '@pcg/testkit/testing';
 import { startOwnPostgres, startOwnRedis, type OwnPostgres, type OwnRedis } from '../../../test/support/own-stores.ts';
@@ -13,25 +13,27 @@ import { statusPartDown } from '../src/routes/status.ts';
 // Stores of this file's own, stopped in turn: never the run's shared ones.
 let postgres: OwnPostgres;
 let redis: OwnRedis;
+let database: Database;
 let db: DatabasePool;
 let client: Redis;
 let app: FastifyInstance;
 
 beforeAll(async () => {
   [postgres, redis] = await Promise.all([startOwnPostgres(), startOwnRedis()]);
-  db = await createPool(postgres.databaseUrl, { maximumPoolSize: 2 });
+  database = await createDatabase(postgres.databaseUrl, { maximumPoolSize: 2 });
+  db = database.pool;
   const settings = { REDIS_URL: redis.url, REDIS_PREFIX: 'own:' };
   client = createRedis(settings, 'commands');
   client.on('error', () => {});
   const config = loadConfig(consoleConfigSchema, { DATABASE_URL: postgres.databaseUrl, ...settings, LOG_LEVEL: 'silent' });
-  app = buildApp({ config, log: createCapturingLogger().log, db, redis: client });
+  app = buildApp({ config, log: createCapturingLogger().log, db, direct: database.direct, redis: client });
   await insertTestConnection(db, { sector: 'home', provider: 'home-assistant' });
   await addAuditDrops(db, 'gateway', { lostWithRedis: 7 });
 });
 afterAll(async () => {
   await app?.close();
   client?.disconnect();
-  await db?.end();
+  await database?.end();
   await redis?.dispose();
   await postgres?.dispose();
 });

@@ -27,7 +27,7 @@ type Status = {
 const status = async () => (await app.inject({ method: 'GET', url: '/api/status' })).json<Status>();
 
 beforeAll(async () => {
-  app = buildApp({ config: loadConfig(consoleConfigSchema, testEnv.env()), log: createCapturingLogger().log, db: testEnv.db, redis: testEnv.redis });
+  app = buildApp({ config: loadConfig(consoleConfigSchema, testEnv.env()), log: createCapturingLogger().log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis });
 });
 afterAll(async () => app.close());
 

@@ -10,7 +10,7 @@ const testEnv = useTestEnvironment();
 let app: FastifyInstance;
 
 beforeAll(async () => {
-  app = buildApp({ config: loadConfig(consoleConfigSchema, testEnv.env()), log: createCapturingLogger().log, db: testEnv.db, redis: testEnv.redis });
+  app = buildApp({ config: loadConfig(consoleConfigSchema, testEnv.env()), log: createCapturingLogger().log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis });
   await insertTestConnection(testEnv.db, { sector: 'home', provider: 'home-assistant' });
 });
 afterAll(async () => app.close());

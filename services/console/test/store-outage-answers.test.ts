@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@pcg/shared/config';
-import { createPool, type DatabasePool } from '@pcg/shared/db';
+import { createDatabase, type Database, type DatabasePool } from '@pcg/shared/db';
 import { createRedis, type Redis } from '@pcg/shared/redis';
 import { createCapturingLogger, createTestAgent, insertTestConnection } from '@pcg/testkit/testing';
 import { startOwnPostgres, type OwnPostgres } from '../../../test/support/own-stores.ts';
@@ -13,6 +13,7 @@ import { collectingAudit } from './helpers.ts';
 // A Console on a Postgres of this file's own, which the test stops: while it is down, every route that
 // needs it answers 503 with Retry-After and names the store, never a 500 (issue 35 item 3).
 let postgres: OwnPostgres;
+let database: Database;
 let db: DatabasePool;
 let redis: Redis;
 let app: FastifyInstance;
@@ -21,13 +22,14 @@ let pushId: string;
 
 beforeAll(async () => {
   postgres = await startOwnPostgres();
-  db = await createPool(postgres.databaseUrl, { maximumPoolSize: 2 });
+  database = await createDatabase(postgres.databaseUrl, { maximumPoolSize: 2 });
+  db = database.pool;
   const settings = { REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_PREFIX: `outage-${process.pid}:` };
   redis = createRedis(settings, 'commands');
   const config = loadConfig(consoleConfigSchema, { DATABASE_URL: postgres.databaseUrl, ...settings, LOG_LEVEL: 'silent' });
   // No sync is asked for while Postgres is down; the producer is here only so the source routes exist.
   const sync = { schedule: async () => {}, unschedule: async () => {}, requestSync: async () => 'no-job' } satisfies NonNullable<Parameters<typeof buildApp>[0]['sources']>['sync'];
-  app = buildApp({ config, log: createCapturingLogger().log, db, redis, audit: collectingAudit().recorder, sources: { sync, credentialsKey: randomBytes(32) } });
+  app = buildApp({ config, log: createCapturingLogger().log, db, direct: database.direct, redis, audit: collectingAudit().recorder, sources: { sync, credentialsKey: randomBytes(32) } });
   key = await createTestAgent(db, { name: 'outage', sectors: ['home'] });
   pushId = await insertTestConnection(db, { sector: 'health', provider: 'health-auto-export' });
   await postgres.stop();
@@ -35,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   redis?.disconnect();
-  await db?.end();
+  await database?.end();
   await postgres?.dispose();
 });
 

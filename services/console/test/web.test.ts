@@ -15,7 +15,7 @@ let app: FastifyInstance;
 
 beforeAll(async () => {
   const config = loadConfig(consoleConfigSchema, testEnv.env({}));
-  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, redis: testEnv.redis, audit: audit.recorder });
+  app = buildApp({ config, log: createCapturingLogger('console').log, db: testEnv.db, direct: testEnv.direct, redis: testEnv.redis, audit: audit.recorder });
   await app.ready();
   const hub = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'home-assistant' });
   await upsertRecords(testEnv.db, {

@@ -42,7 +42,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
     opened.push(live);
     const bridge = await openBridgeSwitch({ db: infra.db, settings: config, log });
     opened.push(bridge);
-    const mcp = await registerMcpGateway(app, { config, log, db: infra.db, redis: infra.redis, live, bridge, metrics, now: options.now, auditSpoolDir: config.DATA_DIR });
+    const mcp = await registerMcpGateway(app, { config, log, db: infra.db, direct: infra.direct, redis: infra.redis, live, bridge, metrics, now: options.now, auditSpoolDir: config.DATA_DIR });
     opened.push(mcp);
     const address = await app.listen({ host: config.BIND_HOST, port: config.MCP_HTTP_PORT });
     return { infra, live, bridge, mcp, address };

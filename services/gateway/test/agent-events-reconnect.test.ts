@@ -20,7 +20,7 @@ beforeAll(async () => {
 afterAll(async () => redis?.dispose());
 
 async function grantOf(key: string): Promise<Grant> {
-  const resolved = await createKeyResolver({ db: testEnv.db }).resolveKey(key);
+  const resolved = await createKeyResolver({ db: testEnv.db, direct: testEnv.direct }).resolveKey(key);
   if (!resolved.ok) throw new Error(`key refused: ${resolved.reason}`);
   return resolved.grant;
 }

@@ -21,7 +21,7 @@ const refusals: InitializeRefusal[] = [];
 const agents = () => createAgentService({ db: testEnv.db, events: { publish: async () => undefined }, log });
 
 beforeAll(async () => {
-  const resolver = createKeyResolver({ db: testEnv.db });
+  const resolver = createKeyResolver({ db: testEnv.db, direct: testEnv.direct });
   const queries = createAgentQueries(testEnv.db);
   registry = createSessionRegistry({ maxSessions: 16, idleMs: 3_600_000, log });
   app = buildApp({ log });

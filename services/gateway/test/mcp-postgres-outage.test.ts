@@ -1,6 +1,5 @@
-import type { DatabasePool } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool } from '@pcg/shared/db';
+import { createDatabase, type Database } from '@pcg/shared/db';
 import { createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { startOwnPostgres, type OwnPostgres } from '../../../test/support/own-stores.ts';
 import type { RunningGateway } from '../src/service.ts';
@@ -10,19 +9,19 @@ import { INITIALIZE, messageOf, rawInitialize, rawMcp, rpcError, startTestGatewa
 // Redis stays up: it is the shared one, under this file's prefix.
 const testEnv = useTestEnvironment();
 let postgres: OwnPostgres;
-let db: DatabasePool;
+let database: Database;
 let gateway: RunningGateway;
 let key: string;
 
 beforeAll(async () => {
   postgres = await startOwnPostgres();
-  db = await createPool(postgres.databaseUrl);
-  key = await createTestAgent(db, { name: 'outage', sectors: ['finance'] });
+  database = await createDatabase(postgres.databaseUrl);
+  key = await createTestAgent(database.pool, { name: 'outage', sectors: ['finance'] });
   gateway = await startTestGateway(testEnv, { DATABASE_URL: postgres.databaseUrl });
 }, 120_000);
 afterAll(async () => {
   await gateway?.close();
-  await db?.end();
+  await database?.end();
   await postgres?.dispose();
 });
 

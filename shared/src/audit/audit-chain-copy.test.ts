@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { directPoolOf, sql } from '../db/index.ts';
+import { sql } from '../db/index.ts';
 import { useTestEnvironment } from '@pcg/testkit/testing';
 import { canonicalChunksHere, COPY_CHUNK_ROWS } from './audit-canonical-args.ts';
 import { copyChainedAuditRows, statementsOn } from './audit-chain-copy.ts';
@@ -44,7 +44,7 @@ async function copyFlush(batch: QueuedAuditRow[], options: { key?: Buffer | null
     return result;
   } catch (error) {
     client.release(error instanceof Error ? error : new Error(String(error)));
-    client = await directPoolOf(testEnv.db).connect();
+    client = await testEnv.direct.connect();
     throw error;
   }
 }
@@ -62,7 +62,7 @@ beforeEach(async () => {
     UPDATE audit_chain SET start_id = NULL, start_created_at = NULL, legacy_rows = 0, first_keyed_seq = NULL,
       head_seq = 0, head_id = NULL, head_created_at = NULL, head_hash = start_hash, first_hash = NULL`);
   // The audit-writer's own route: pg's pool beside the slonik pool, with the same type parsers.
-  client = await directPoolOf(testEnv.db).connect();
+  client = await testEnv.direct.connect();
 });
 afterEach(() => client.release());
 

@@ -2,15 +2,15 @@ import { sql } from 'slonik';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { useTestEnvironment } from '@pcg/testkit/testing';
-import { createPool, type DatabasePool } from './create-pool.ts';
-import { directReadsOf } from './direct-reads.ts';
+import { createDatabase } from './create-database.ts';
+import type { DirectPool } from './direct-reads.ts';
 import { TYPE_PARSERS } from './type-parsers.ts';
 
 const testEnv = useTestEnvironment();
 
-const direct = (pool: DatabasePool, query: { sql: string; values: readonly unknown[] }) => directReadsOf(pool)({ sql: query.sql, values: query.values });
+const readThrough = (direct: DirectPool, query: { sql: string; values: readonly unknown[] }) => direct.read({ sql: query.sql, values: query.values });
 
-describe("a pool's direct reads (the query engine's way to its rows)", () => {
+describe("a database's direct reads (the query engine's way to its rows)", () => {
   it("names each parsed type by the oids Postgres gives it and its array type", async () => {
     const types = await testEnv.db.any(sql.type(z.object({ typname: z.string(), oid: z.number(), typarray: z.number() }))`
       SELECT typname, oid::int AS oid, typarray::int AS typarray FROM pg_type WHERE typname = ANY(${sql.array(TYPE_PARSERS.map((parser) => parser.name), 'text')})`);
@@ -26,7 +26,7 @@ describe("a pool's direct reads (the query engine's way to its rows)", () => {
              '2026-03-01'::date AS day, ARRAY[1, NULL, 3]::int8[] AS bigs, ARRAY[['1.5', NULL], ['2', '3.25']]::numeric[] AS grid,
              ARRAY['2026-03-01 07:00:00+00', NULL]::timestamptz[] AS instants, ARRAY['2026-03-01']::date[] AS days,
              7::int4 AS small, true AS yes, '{"a": [1]}'::jsonb AS doc, 'text' AS words, NULL::int8 AS nothing, ${'bound'}::text AS bound`;
-    const [read] = await direct(testEnv.db, query);
+    const [read] = await readThrough(testEnv.direct, query);
     expect(read).toEqual({
       big: 9007199254740991,
       money: '12.50',
@@ -52,26 +52,32 @@ describe("a pool's direct reads (the query engine's way to its rows)", () => {
   });
 
   it("refuses an int8 past 2^53 as slonik's pool does, instead of rounding it", async () => {
-    await expect(direct(testEnv.db, sql.fragment`SELECT 9007199254740993::int8 AS big`)).rejects.toThrow(/outside the safe integer range/);
+    await expect(readThrough(testEnv.direct, sql.fragment`SELECT 9007199254740993::int8 AS big`)).rejects.toThrow(/outside the safe integer range/);
   });
 
   it('fails a value Postgres cannot use with its SQLSTATE (data exceptions are told apart from failures)', async () => {
-    await expect(direct(testEnv.db, sql.fragment`SELECT ${'not a number'}::int AS n`)).rejects.toMatchObject({ code: '22P02' });
+    await expect(readThrough(testEnv.direct, sql.fragment`SELECT ${'not a number'}::int AS n`)).rejects.toMatchObject({ code: '22P02' });
   });
 
-  it("keeps the pool's statement timeout and is ended with the pool", async () => {
-    const pool = await createPool(testEnv.databaseUrl, { maximumPoolSize: 1, statementTimeout: 100 });
+  it("keeps the database's statement timeout", async () => {
+    const database = await createDatabase(testEnv.databaseUrl, { maximumPoolSize: 1, statementTimeout: 100 });
     try {
-      await expect(direct(pool, sql.fragment`SELECT pg_sleep(2)`)).rejects.toMatchObject({ code: '57014' });
-      expect(await direct(pool, sql.fragment`SELECT 1 AS one`)).toEqual([{ one: 1 }]);
+      await expect(readThrough(database.direct, sql.fragment`SELECT pg_sleep(2)`)).rejects.toMatchObject({ code: '57014' });
+      expect(await readThrough(database.direct, sql.fragment`SELECT 1 AS one`)).toEqual([{ one: 1 }]);
     } finally {
-      await pool.end();
+      await database.end();
     }
-    await expect(direct(pool, sql.fragment`SELECT 1 AS one`)).rejects.toThrow();
-    await pool.end();
   });
 
-  it('belongs only to a pool made by createPool', () => {
-    expect(() => directReadsOf({ ...testEnv.db })).toThrow(/made by createPool/);
+  it('is ended with the database: ending it ends both pools, and ending it again is no error', async () => {
+    const one = sql.type(z.object({ one: z.number() }))`SELECT 1 AS one`;
+    const database = await createDatabase(testEnv.databaseUrl, { maximumPoolSize: 1 });
+    expect(await database.pool.oneFirst(one)).toBe(1);
+    expect(await readThrough(database.direct, sql.fragment`SELECT 1 AS one`)).toEqual([{ one: 1 }]);
+    await database.end();
+    await expect(database.pool.oneFirst(one)).rejects.toThrow();
+    await expect(readThrough(database.direct, sql.fragment`SELECT 1 AS one`)).rejects.toThrow();
+    await expect(database.direct.connect()).rejects.toThrow();
+    await database.end();
   });
 });

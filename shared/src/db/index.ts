@@ -1,5 +1,5 @@
-export * from './create-pool.ts';
-export { directPoolOf, directReadsOf, postgresText, type DirectReads, type DirectStatement } from './direct-reads.ts';
+export * from './create-database.ts';
+export { postgresText, type DirectPool, type DirectReads, type DirectStatement } from './direct-reads.ts';
 export * from './ensure-database.ts';
 export * from './migrate.ts';
 export { sql } from 'slonik';

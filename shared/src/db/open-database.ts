@@ -1,17 +1,17 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { createPool, type DatabasePool, type PoolOptions } from './create-pool.ts';
+import { createDatabase, type Database, type PoolOptions } from './create-database.ts';
 
-/** Opens the pool and proves the database answers, so a service fails at start rather than on first use. */
-export async function openDatabase(databaseUrl: string, options?: PoolOptions): Promise<DatabasePool> {
-  const pool = await createPool(databaseUrl, options);
+/** Opens the pools and proves the database answers, so a service fails at start rather than on first use. */
+export async function openDatabase(databaseUrl: string, options?: PoolOptions): Promise<Database> {
+  const database = await createDatabase(databaseUrl, options);
   try {
-    await pool.oneFirst(sql.type(z.object({ ok: z.number() }))`SELECT 1::int AS ok`);
+    await database.pool.oneFirst(sql.type(z.object({ ok: z.number() }))`SELECT 1::int AS ok`);
   } catch (error) {
-    await pool.end();
+    await database.end();
     throw error;
   }
-  return pool;
+  return database;
 }
 
 /** The database name of a URL, for log lines (never the password). */

@@ -11,7 +11,7 @@ import { createAccountMatchService } from './account-matches-service.ts';
 // The read path of a merged account through direct cache writes, two connections of two providers:
 // pages, aggregates, get_record and get_schema's known values all leave the merged copy out.
 const testEnv = useTestEnvironment();
-const engine = () => createQueryEngine({ db: testEnv.db });
+const engine = () => createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
 const object = (name: string): ObjectDef => {
   const found = findObject(name);
   if (!found) throw new Error(`no object ${name}`);

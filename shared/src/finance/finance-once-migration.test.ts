@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { useMigrationDatabase } from '@pcg/testkit/testing';
-import { createPool } from '../db/index.ts';
+import { createDatabase } from '../db/index.ts';
 import { createQueryEngine } from '../query/index.ts';
 import { findObject, type ObjectDef } from '../sectors/index.ts';
 
@@ -22,7 +22,8 @@ describe('the finance transactions-once migration', () => {
 
   it('backfills date, remaps categories, infers bridge account types, keeps answers and reads a merged account\'s own transactions', async () => {
     expect(await scratch.migrateBefore(MIGRATION)).toBeGreaterThan(0);
-    const db = await createPool(scratch.url, { maximumPoolSize: 2 });
+    const database = await createDatabase(scratch.url, { maximumPoolSize: 2 });
+    const db = database.pool;
     try {
       const plaid = randomUUID();
       const bridge = randomUUID();
@@ -87,10 +88,10 @@ describe('the finance transactions-once migration', () => {
       ]);
 
       // As an agent reads it: the ATM fee only the bridge had is there, every other real transaction once, newest date first.
-      const read = await createQueryEngine({ db }).query(object('finance.transaction'), { object: 'finance.transaction', select: ['source_id', 'date'] });
+      const read = await createQueryEngine({ db, direct: database.direct }).query(object('finance.transaction'), { object: 'finance.transaction', select: ['source_id', 'date'] });
       expect(read.rows.map((row) => row.source_id)).toEqual(['p2', '%/s-chk:2', 'p3', 'p1']);
     } finally {
-      await db.end();
+      await database.end();
     }
   });
 });

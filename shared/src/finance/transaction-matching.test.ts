@@ -12,7 +12,7 @@ import { createAccountMatchService } from './account-matches-service.ts';
 // asking) and a card the later one shows without a last 4 (an open question). Every expectation below is
 // written out by hand from the rule, never computed by the code under test.
 const testEnv = useTestEnvironment();
-const engine = () => createQueryEngine({ db: testEnv.db });
+const engine = () => createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
 const object = (name: string): ObjectDef => {
   const found = findObject(name);
   if (!found) throw new Error(`no object ${name}`);

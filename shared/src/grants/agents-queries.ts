@@ -1,6 +1,6 @@
-import type { CommonQueryMethods, DatabasePool } from 'slonik';
+import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { directReadsOf, sql, type DirectReads } from '../db/index.ts';
+import { sql, type DirectPool } from '../db/index.ts';
 import { AgentRecordSchema, AgentRowSchema, type AgentRecord, type AgentRow } from './agents-types.ts';
 import { OPERATOR_USER_ID } from './grants-types.ts';
 
@@ -24,27 +24,18 @@ export type AgentChanges = {
 /** The prepared statement's name of the key lookup on the direct reads (one text, so one name). */
 const KEY_LOOKUP_STATEMENT = 'pcg_agent_by_key_hash';
 
-/** A pool's direct reads (db/direct-reads.ts); undefined for a connection that has none (a transaction). */
-function directReadsOrNone(db: CommonQueryMethods): DirectReads | undefined {
-  try {
-    return directReadsOf(db as DatabasePool);
-  } catch (error) {
-    if (error instanceof TypeError) return undefined;
-    throw error;
-  }
-}
-
 /**
  * SQL for the `agents` table, scoped to the single operator. Every statement that changes a grant bumps
- * `generation` in the same statement, so a change and its bump commit together (design 4.7).
+ * `generation` in the same statement, so a change and its bump commit together (design 4.7). `direct` is
+ * the database's direct pool (db/direct-reads.ts), for the key lookup; a transaction has none, and then
+ * the lookup goes through `db` as every other statement does.
  */
-export function createAgentQueries(db: CommonQueryMethods) {
-  const direct = directReadsOrNone(db);
+export function createAgentQueries(db: CommonQueryMethods, direct?: DirectPool) {
   return {
     /**
      * The only read that includes the key hash: the resolver compares it. It runs on every modern `/mcp`
-     * request and every mirror call (design 8.1: the key is resolved each time), so on a pool it goes through
-     * the direct reads as a named prepared statement: no slonik per-query path, and Postgres parses and
+     * request and every mirror call (design 8.1: the key is resolved each time), so given the direct pool it
+     * goes through it as a named prepared statement: no slonik per-query path, and Postgres parses and
      * plans the text once per connection. The key hash is unique, so there is at most one row.
      */
     async findByKeyHash(keyHash: Buffer): Promise<AgentRow | null> {
@@ -52,7 +43,7 @@ export function createAgentQueries(db: CommonQueryMethods) {
         SELECT ${RECORD_COLUMNS}, key_hash AS "keyHash"
         FROM agents WHERE user_id = ${OPERATOR_USER_ID} AND key_hash = ${sql.binary(keyHash)}`;
       if (!direct) return db.maybeOne(sql.type(AgentRowSchema)`${query}`);
-      const [row] = await direct({ sql: query.sql, values: query.values, name: KEY_LOOKUP_STATEMENT });
+      const [row] = await direct.read({ sql: query.sql, values: query.values, name: KEY_LOOKUP_STATEMENT });
       return row === undefined ? null : AgentRowSchema.parse(row);
     },
 

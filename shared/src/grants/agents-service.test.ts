@@ -42,7 +42,7 @@ beforeAll(async () => {
     log: createCapturingLogger().log,
     now: () => clock,
   });
-  resolver = createKeyResolver({ db: testEnv.db });
+  resolver = createKeyResolver({ db: testEnv.db, direct: testEnv.direct });
   subscriber = createRedis(settings, 'subscriber', 'test-subscriber');
   subscriber.on('message', (_channel: string, message: string) => {
     const event = parseAgentEvent(message);
@@ -290,7 +290,7 @@ describe('the resolver', () => {
 
   it('logs each refusal at debug level with its reason and the agent name when there is one, never the key', async () => {
     const { log, lines } = createCapturingLogger('grants');
-    const logging = createKeyResolver({ db: testEnv.db, log });
+    const logging = createKeyResolver({ db: testEnv.db, direct: testEnv.direct, log });
     const live = await keyOf('papa');
     const revoked = await keyOf('quebec');
     await service.revoke('quebec');

@@ -1,4 +1,5 @@
 import type { CommonQueryMethods } from 'slonik';
+import type { DirectPool } from '../db/index.ts';
 import type { Logger } from '../logger/index.ts';
 import { hashAgentKey, isWellFormedAgentKey, keyHashesEqual, parseBearer } from './agent-key-fns.ts';
 import { createAgentQueries } from './agents-queries.ts';
@@ -7,6 +8,8 @@ import type { ResolveKeyResult } from './grants-types.ts';
 
 export type KeyResolverDeps = {
   db: CommonQueryMethods;
+  /** The database's direct pool, the key lookup's way to its row (it runs on every key presented). */
+  direct: DirectPool;
   /** Refusals are logged at debug level, with the agent name when there is one, never the key. */
   log?: Logger;
 };
@@ -15,8 +18,8 @@ export type KeyResolverDeps = {
  * The one key resolver every surface uses (MCP `initialize`, the read mirror, the bridge's sign-in):
  * hash, look up, compare in constant time, then check revocation and the deadline against `now`.
  */
-export function createKeyResolver({ db, log }: KeyResolverDeps) {
-  const queries = createAgentQueries(db);
+export function createKeyResolver({ db, direct, log }: KeyResolverDeps) {
+  const queries = createAgentQueries(db, direct);
 
   async function resolveKey(key: string, now: Date = new Date()): Promise<ResolveKeyResult> {
     if (!isWellFormedAgentKey(key)) {

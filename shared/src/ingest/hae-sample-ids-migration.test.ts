@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { useMigrationDatabase } from '@pcg/testkit/testing';
-import { createPool } from '../db/index.ts';
+import { createDatabase } from '../db/index.ts';
 import { recordsFromHae } from './hae-format.ts';
 
 const MIGRATION = '1795300020310_hae-sample-ids.sql';
@@ -14,7 +14,8 @@ describe('the Health Auto Export sample ids migration', () => {
 
   it('re-keys samples and aggregated nights written with their source in the id, keeping the newest of each, and leaves canonical records and segment sessions alone', async () => {
     expect(await scratch.migrateBefore(MIGRATION)).toBeGreaterThan(0);
-    const db = await createPool(scratch.url, { maximumPoolSize: 1 });
+    const database = await createDatabase(scratch.url, { maximumPoolSize: 1 });
+    const db = database.pool;
     try {
       const phone = randomUUID();
       const other = randomUUID();
@@ -62,7 +63,7 @@ describe('the Health Auto Export sample ids migration', () => {
       const pushed = recordsFromHae({ data: { metrics: [{ name: 'step_count', units: 'count', data: [{ qty: 60, date: '2026-03-09 09:00:00 +0100', source: 'Apple Watch|iPhone' }] }] } });
       expect(pushed.samples.map((sample) => sample.source_id)).toEqual([`step_count|${at}`]);
     } finally {
-      await db.end();
+      await database.end();
     }
   });
 });

@@ -15,7 +15,7 @@ let wearable: string;
 let phone: string;
 
 beforeAll(async () => {
-  engine = createQueryEngine({ db: testEnv.db });
+  engine = createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
   const inbox = await insertTestConnection(testEnv.db, { sector: 'mail', provider: 'gmail' });
   await upsertRecords(testEnv.db, {
     object: 'mail.message',

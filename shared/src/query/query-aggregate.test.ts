@@ -16,7 +16,7 @@ const spentBy = (i: number) => (Math.floor(i / 2) + 1) * 10;
 const q = (input: Record<string, unknown>) => engine.query(transaction, { object: 'finance.transaction', ...input });
 
 beforeAll(async () => {
-  engine = createQueryEngine({ db: testEnv.db });
+  engine = createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
   const bank = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid' });
   const records = Array.from({ length: MERCHANTS }, (_, i) => [
     { source_id: `a${i}`, merchant_name: `Shop ${String(i).padStart(3, '0')}`, amount: (-spentBy(i) / 2).toFixed(2), pending: false },

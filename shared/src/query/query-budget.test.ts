@@ -18,7 +18,7 @@ const LONG = 'x'.repeat(3_000);
 const textOf = (result: QueryResult) => JSON.stringify(result, null, 2);
 
 beforeAll(async () => {
-  engine = createQueryEngine({ db: testEnv.db });
+  engine = createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
   const inbox = await insertTestConnection(testEnv.db, { sector: 'mail', provider: 'gmail' });
   await upsertRecords(testEnv.db, {
     object: 'mail.message',

@@ -15,7 +15,7 @@ let engine: QueryEngine;
 const sample = findObject('health.sample') as ObjectDef;
 
 beforeAll(async () => {
-  engine = createQueryEngine({ db: testEnv.db });
+  engine = createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
   const health = await insertTestConnection(testEnv.db, { sector: 'health', provider: 'health-auto-export' });
   await upsertRecords(testEnv.db, {
     object: 'health.sample',

@@ -32,7 +32,7 @@ function transaction(i: number) {
 }
 
 beforeAll(async () => {
-  engine = createQueryEngine({ db: testEnv.db });
+  engine = createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
   const finance = await insertTestConnection(testEnv.db, { sector: 'finance', provider: 'plaid' });
   await upsertRecords(testEnv.db, { object: 'finance.transaction', connectionId: finance, source: 'plaid', records: Array.from({ length: TOTAL }, (_, i) => transaction(i)) });
   const mailbox = await insertTestConnection(testEnv.db, { sector: 'mail', provider: 'gmail' });

@@ -1,5 +1,5 @@
 import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
-import { directReadsOf, loadOrCreateSecret } from '../db/index.ts';
+import { loadOrCreateSecret, type DirectPool } from '../db/index.ts';
 import type { ObjectDef } from '../sectors/index.ts';
 import { createCursorCodec, CURSOR_SHAPE_MISMATCH, queryShape, type CursorCodec } from './query-cursor.ts';
 import { describeZodError, isDataException, QueryError } from './query-errors.ts';
@@ -57,13 +57,12 @@ function projector(names: readonly string[]) {
   };
 }
 
-export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
+export function createQueryEngine({ db, direct }: { db: DatabasePool; direct: DirectPool }): QueryEngine {
   let codec: Promise<CursorCodec> | undefined;
   const cursors = () => (codec ??= loadOrCreateSecret(db, CURSOR_KEY_SETTING).then(createCursorCodec));
   // Pages, aggregates and records go straight through pg (db/direct-reads.ts): the hottest path there is.
-  const reads = directReadsOf(db);
   const rowsOf = (plan: QueryPlan, query: FragmentSqlToken, withCursor = false) =>
-    reads({ sql: query.sql, values: query.values, name: statementName(query.sql) }).catch((error: unknown) => {
+    direct.read({ sql: query.sql, values: query.values, name: statementName(query.sql) }).catch((error: unknown) => {
       throw isDataException(error) ? refusedValue(plan, withCursor) : error;
     });
 
@@ -115,7 +114,7 @@ export function createQueryEngine({ db }: { db: DatabasePool }): QueryEngine {
       const columns = object.fields.map((f) => sql.fragment`${f.computed ? computedSql(f.computed) : sql.identifier([f.column ?? f.name])} AS ${sql.identifier([f.name])}`);
       const query = sql.fragment`
         SELECT ${sql.join(columns, sql.fragment`, `)} FROM ${sql.identifier([object.table])} WHERE id = ${id} AND ${visibleRowsSql(object)}`;
-      const [row] = await reads({ sql: query.sql, values: query.values });
+      const [row] = await direct.read({ sql: query.sql, values: query.values });
       return row ?? null;
     },
   };

@@ -16,7 +16,7 @@ const NOW = new Date('2026-03-11T23:30:00Z');
 const local = (zone: string) => ({ now: () => NOW, timeZone: async () => zone });
 
 beforeAll(async () => {
-  engine = createQueryEngine({ db: testEnv.db });
+  engine = createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
   const health = await insertTestConnection(testEnv.db, { sector: 'health', provider: 'health-auto-export' });
   // One resting heart rate a day at 23:30 UTC (00:30 next day in Berlin), for 21 days up to NOW.
   await upsertRecords(testEnv.db, {

@@ -19,7 +19,7 @@ const TOTAL = 307;
 const LIMIT = 50;
 
 beforeAll(async () => {
-  engine = createQueryEngine({ db: testEnv.db });
+  engine = createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
   const health = await insertTestConnection(testEnv.db, { sector: 'health', provider: 'health-auto-export' });
   await upsertRecords(testEnv.db, {
     object: 'health.sample',

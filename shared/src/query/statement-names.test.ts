@@ -2,7 +2,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { upsertRecords } from '../cache/index.ts';
-import { createPool, directReadsOf, type DatabasePool } from '../db/index.ts';
+import { createDatabase, type Database } from '../db/index.ts';
 import { findObject, type ObjectDef } from '../sectors/index.ts';
 import { insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { createQueryEngine, type QueryEngine } from './query-engine.ts';
@@ -12,13 +12,13 @@ import { NAMED_STATEMENT_LIMIT } from './statement-names.ts';
 // One connection here for the engine's reads, so what it prepared is what pg_prepared_statements lists there.
 const testEnv = useTestEnvironment();
 const transactions = findObject('finance.transaction') as ObjectDef;
-let pool: DatabasePool;
+let database: Database;
 let engine: QueryEngine;
 
 const Prepared = z.array(z.object({ statement: z.string(), runs: z.number() }));
 const prepared = async () => {
   const query = sql.fragment`SELECT statement, (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements`;
-  return Prepared.parse(await directReadsOf(pool)({ sql: query.sql, values: query.values }));
+  return Prepared.parse(await database.direct.read({ sql: query.sql, values: query.values }));
 };
 
 beforeAll(async () => {
@@ -29,10 +29,10 @@ beforeAll(async () => {
     source: 'plaid',
     records: Array.from({ length: 30 }, (_, i) => ({ source_id: `t${i}`, posted_on: `2026-03-${String(1 + i).padStart(2, '0')}`, amount: `-${i}.50`, currency: 'EUR', description: `purchase ${i}`, provider_category: i % 2 ? 'dining' : 'travel', pending: false })),
   });
-  pool = await createPool(testEnv.databaseUrl, { maximumPoolSize: 1 });
-  engine = createQueryEngine({ db: pool });
+  database = await createDatabase(testEnv.databaseUrl, { maximumPoolSize: 1 });
+  engine = createQueryEngine({ db: database.pool, direct: database.direct });
 });
-afterAll(() => pool.end());
+afterAll(() => database.end());
 
 describe('query engine statements are prepared once per connection', () => {
   it('runs the same page twice through one prepared statement, with the same answer', async () => {

@@ -28,7 +28,7 @@ const liveKinds = (object: string) => PROVIDERS.filter((provider) => provider.li
 const sentences = (text: string) => text.split(/(?<=[.;:])\s+/);
 
 beforeAll(async () => {
-  reads = createReadService({ db: testEnv.db, engine: createQueryEngine({ db: testEnv.db }), audit: { record: () => undefined }, log: createCapturingLogger().log, serviceName: 'pcg-test' });
+  reads = createReadService({ db: testEnv.db, engine: createQueryEngine({ db: testEnv.db, direct: testEnv.direct }), audit: { record: () => undefined }, log: createCapturingLogger().log, serviceName: 'pcg-test' });
 });
 
 describe('notes and field docs against the provider descriptors (issue 34)', () => {

@@ -31,7 +31,7 @@ beforeAll(async () => {
     },
     invokeAction: async () => ({ ok: false, error: 'not in this test' }),
   } satisfies LiveRequester;
-  reads = createReadService({ db: testEnv.db, engine: createQueryEngine({ db: testEnv.db }), audit: { record: (event) => void events.push(event) } satisfies AuditRecorder, log: createCapturingLogger().log, serviceName: 'pcg-test', live, now: () => NOW });
+  reads = createReadService({ db: testEnv.db, engine: createQueryEngine({ db: testEnv.db, direct: testEnv.direct }), audit: { record: (event) => void events.push(event) } satisfies AuditRecorder, log: createCapturingLogger().log, serviceName: 'pcg-test', live, now: () => NOW });
   seeded = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'demo' });
   hub = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'home-assistant' });
   brokenHub = await insertTestConnection(testEnv.db, { sector: 'home', provider: 'home-assistant' });

@@ -26,7 +26,7 @@ const lastEvent = () => events.at(-1);
 const outcomeOf = async (promise: Promise<unknown>) => promise.then((value) => ({ value }), (error: Error) => ({ error: error.message }));
 
 beforeAll(async () => {
-  const real = createQueryEngine({ db: testEnv.db });
+  const real = createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
   const counting: QueryEngine = {
     query: (...args) => ((engineCalls += 1), real.query(...args)),
     getRecord: (...args) => ((engineCalls += 1), real.getRecord(...args)),

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createConnectionQueries } from '../connections/index.ts';
 import { openCredentials, sealCredentials } from '../crypto/index.ts';
-import { createPool } from '../db/index.ts';
+import { createDatabase } from '../db/index.ts';
 import { useMigrationDatabase, useTestEnvironment } from '@pcg/testkit/testing';
 import { applyGrant, noLongerGranted, type Grant } from './apply-grant.ts';
 import { createSignInQueries } from './sign-ins-queries.ts';
@@ -91,7 +91,8 @@ describe('the sign-ins migration', () => {
 
   it('turns each hub connection into a sign-in whose sealed credentials still open', async () => {
     expect(await scratch.migrate(5)).toHaveLength(5);
-    const db = await createPool(scratch.url, { maximumPoolSize: 1 });
+    const database = await createDatabase(scratch.url, { maximumPoolSize: 1 });
+    const db = database.pool;
     try {
       const hub = randomUUID();
       const credentials = { baseUrl: 'http://hub.lan:8123', token: 'hub-token' };
@@ -107,7 +108,7 @@ describe('the sign-ins migration', () => {
       const sealed = await createConnectionQueries(db).sealedCredentials(hub);
       expect(openCredentials(key, sealed?.credentials ?? Buffer.alloc(0), sealed?.context ?? '')).toEqual(credentials);
     } finally {
-      await db.end();
+      await database.end();
     }
   });
 });

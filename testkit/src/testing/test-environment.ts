@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { createPool, type DatabasePool } from '@pcg/shared/db';
+import { createDatabase, type Database, type DatabasePool, type DirectPool } from '@pcg/shared/db';
 import { createLogger, type Logger } from '@pcg/shared/logger';
 import { createRedis, type Redis } from '@pcg/shared/redis';
 
@@ -17,6 +17,8 @@ export type TestEnvironment = {
   /** This file's own Redis prefix; every key it leaves is deleted afterwards. */
   readonly redisPrefix: string;
   readonly db: DatabasePool;
+  /** The same database's direct pool (`Database.direct`), for what takes one: the query engine, the key resolver, the audit-writer. */
+  readonly direct: DirectPool;
   /** A `commands` client under this file's prefix. */
   readonly redis: Redis;
   /** Environment variables for a service's config schema, pointed at this file's database, prefix and data folder. */
@@ -38,28 +40,28 @@ export function useTestEnvironment(): TestEnvironment {
   const template = inject('templateDatabase');
   const redisUrl = inject('redisUrl');
   const suffix = randomBytes(6).toString('hex');
-  const database = `pcg_t_${suffix}`;
+  const databaseName = `pcg_t_${suffix}`;
   const redisPrefix = `pcg-test:${suffix}:`;
-  const databaseUrl = withDatabase(serverUrl, database);
+  const databaseUrl = withDatabase(serverUrl, databaseName);
   // A data folder of the file's own (credentials key, audit anchor), never the repository's ./data.
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `pcg-t-${suffix}-`));
-  let db: DatabasePool | undefined;
+  let database: Database | undefined;
   let redis: Redis | undefined;
 
   beforeAll(async () => {
     const admin = new pg.Client({ connectionString: serverUrl });
     await admin.connect();
     try {
-      await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(database)} TEMPLATE ${pg.escapeIdentifier(template)}`);
+      await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(databaseName)} TEMPLATE ${pg.escapeIdentifier(template)}`);
     } finally {
       await admin.end();
     }
-    db = await createPool(databaseUrl, { maximumPoolSize: 5 });
+    database = await createDatabase(databaseUrl, { maximumPoolSize: 5 });
     redis = createRedis({ REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix }, 'commands', 'test');
   });
 
   afterAll(async () => {
-    await db?.end();
+    await database?.end();
     if (redis) {
       await deleteKeysWithPrefix(redis, redisPrefix);
       await redis.quit();
@@ -67,7 +69,7 @@ export function useTestEnvironment(): TestEnvironment {
     const admin = new pg.Client({ connectionString: serverUrl });
     await admin.connect();
     try {
-      await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(database)} WITH (FORCE)`);
+      await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(databaseName)} WITH (FORCE)`);
     } finally {
       await admin.end();
     }
@@ -84,7 +86,10 @@ export function useTestEnvironment(): TestEnvironment {
     redisUrl,
     redisPrefix,
     get db() {
-      return ready(db, 'db');
+      return ready(database, 'db').pool;
+    },
+    get direct() {
+      return ready(database, 'direct').direct;
     },
     get redis() {
       return ready(redis, 'redis');

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { DatabasePool } from 'slonik';
 import { createAuditProducer, createRefusalThrottle } from '@pcg/shared/audit';
-import { loadOrCreateSecret } from '@pcg/shared/db';
+import { loadOrCreateSecret, type DatabasePool, type DirectPool } from '@pcg/shared/db';
 import { createAgentEventPublisher, createAgentQueries, createKeyResolver, parseBearer } from '@pcg/shared/grants';
 import type { LiveRequester } from '@pcg/shared/live';
 import type { Logger } from '@pcg/shared/logger';
@@ -30,6 +29,8 @@ export type McpGatewayDeps = {
   config: GatewayConfig;
   log: Logger;
   db: DatabasePool;
+  /** The same database's direct pool (the key lookup and the query engine's reads). */
+  direct: DirectPool;
   redis: Redis;
   live?: LiveRequester;
   /** The OAuth bridge's on/off switch (the saved public origin). */
@@ -50,17 +51,17 @@ const FORM_KEY_SETTING = 'bridge_form_key';
  * `close` ends every session and writes what the audit producer still holds.
  */
 export async function registerMcpGateway(app: FastifyInstance, deps: McpGatewayDeps) {
-  const { config, log, db, redis, now, bridge, metrics } = deps;
+  const { config, log, db, direct, redis, now, bridge, metrics } = deps;
   const clock = now ?? (() => new Date());
   const producer = createAuditProducer({ redis, db, source: 'gateway', settings: config, log, spoolDir: deps.auditSpoolDir });
   metrics.watchAuditProducer(producer);
   const audit = metrics.countingRecorder(producer);
   const live = deps.live && metrics.timedLive(deps.live);
   const throttle = createRefusalThrottle({ redis, recorder: audit, log, now: () => clock().getTime() });
-  const resolver = createKeyResolver({ db, log });
+  const resolver = createKeyResolver({ db, direct, log });
   const agents = createAgentQueries(db);
   const agentEvents = createAgentEventPublisher(redis, config);
-  const tools = createToolSet({ db, audit, log, serviceName: config.SERVICE_NAME, live, now });
+  const tools = createToolSet({ db, direct, audit, log, serviceName: config.SERVICE_NAME, live, now });
   const registry = createSessionRegistry({ maxSessions: MAX_SESSIONS, idleMs: config.MCP_SESSION_IDLE_MS, log });
   metrics.watchSessions(() => registry.size);
 

@@ -50,7 +50,7 @@ export async function serveOperatorStdio(
     throw error;
   });
   const audit = createAuditProducer({ redis: infra.redis, db: infra.db, source: 'operator-stdio', settings: config, log });
-  const tools = createToolSet({ db: infra.db, audit, log, serviceName: config.SERVICE_NAME, live });
+  const tools = createToolSet({ db: infra.db, direct: infra.direct, audit, log, serviceName: config.SERVICE_NAME, live });
   const server = createMcpServer({ serviceName: config.SERVICE_NAME, tools, listing: toolListing(tools), log }, OPERATOR_GRANT);
   // Audit request ids are `<session>:<request id>`; a session id keeps them apart across runs.
   const transport = Object.assign(new StdioServerTransport(io.stdin, io.stdout), { sessionId: randomUUID() });

@@ -77,7 +77,7 @@ export function createTokenRefresher(deps: TokenRefresherDeps) {
       await connection.query(sql.unsafe`SELECT pg_advisory_unlock(${lockKey(signInId)})`).catch(() => undefined);
       throw error;
     }
-    // The pool resets nothing when a connection goes back (create-pool.ts): the lock must be let go here.
+    // The pool resets nothing when a connection goes back (create-database.ts): the lock must be let go here.
     await connection.query(sql.unsafe`SELECT pg_advisory_unlock(${lockKey(signInId)})`);
     return outcome;
   }

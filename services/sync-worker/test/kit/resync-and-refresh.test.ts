@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createConnectionQueries } from '@pcg/shared/connections';
 import { openCredentials } from '@pcg/shared/crypto';
-import { createPool, sql, type DatabasePool } from '@pcg/shared/db';
+import { createDatabase, sql, type DatabasePool } from '@pcg/shared/db';
 import { registerExtraProvider } from '@pcg/shared/providers';
 import { createSignInQueries } from '@pcg/shared/sign-ins';
 import { createCapturingLogger, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
@@ -227,14 +227,14 @@ describe('a token refresh (issue 31 items 13 and 17)', () => {
 
   it('asked by two workers at once, sends one refresh request; the second waits for the lock, re-reads, and both end with the new token', async () => {
     const { signInId, credentials } = await signIn(Date.now() - 1_000);
-    const otherWorker = await createPool(testEnv.databaseUrl, { maximumPoolSize: 2 });
+    const otherWorker = await createDatabase(testEnv.databaseUrl, { maximumPoolSize: 2 });
     const release = double.holdRefreshes();
     try {
       const before = double.state.refreshRequests;
       // One worker was refused the access token; the other finds it expired.
       const both = Promise.all([
         refresherOn(testEnv.db).refreshAccessToken(signInId, { rejected: credentials.accessToken }),
-        refresherOn(otherWorker).refreshAccessToken(signInId),
+        refresherOn(otherWorker.pool).refreshAccessToken(signInId),
       ]);
       // While the provider holds the first refresh, the second worker is waiting for the sign-in's lock.
       await waitFor(async () => ((await advisoryLocks(false)) === 1 && double.state.refreshRequests > before ? true : undefined), 10_000, 'one refresh under the lock and one waiting');
