@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { canonicalJson, canonicalRowText, chainHash, compareCanonicalKeys, createChainLinker, keyedChainHash, rowScalarsJson, type ChainedRowContent } from './audit-chain-fns.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { canonicalJson, canonicalRowText, chainHash, chainLink, compareCanonicalKeys, createChainLinker, keyedChainHash, rowScalarsJson, type ChainedRowContent } from './audit-chain-fns.ts';
 
 /** The same value with every object's keys inserted in reverse order. */
 function reversed(value: unknown): unknown {
@@ -11,7 +11,41 @@ function reversed(value: unknown): unknown {
   return out;
 }
 
+describe('compareCanonicalKeys', () => {
+  it('orders ASCII keys as jsonb does: shorter first, then bytewise; a key against itself is neither', () => {
+    expect(compareCanonicalKeys('a', 'b')).toBeLessThan(0);
+    expect(compareCanonicalKeys('b', 'a')).toBeGreaterThan(0);
+    expect(compareCanonicalKeys('b', 'ab')).toBeLessThan(0);
+    expect(compareCanonicalKeys('ab', 'b')).toBeGreaterThan(0);
+    expect(compareCanonicalKeys('key', 'key')).toBe(0);
+  });
+
+  it('orders other keys by UTF-8 length before their bytes, and keys of one UTF-8 length bytewise', () => {
+    // "é" is two bytes (c3 a9), "aaa" three (61 61 61): "é" comes first although its first byte is greater.
+    expect(compareCanonicalKeys('é', 'aaa')).toBeLessThan(0);
+    expect(compareCanonicalKeys('aaa', 'é')).toBeGreaterThan(0);
+    // "ä" (c3 a4), "é" (c3 a9) and "zz" (7a 7a) are all two bytes.
+    expect(compareCanonicalKeys('é', 'ä')).toBeGreaterThan(0);
+    expect(compareCanonicalKeys('ä', 'é')).toBeLessThan(0);
+    expect(compareCanonicalKeys('zz', 'é')).toBeLessThan(0);
+    expect(compareCanonicalKeys('é', 'é')).toBe(0);
+  });
+});
+
 describe('canonicalJson', () => {
+  it('orders two keys, keys of equal UTF-8 length, and index-like keys at any depth', () => {
+    expect(canonicalJson({ b: 1, a: 2 })).toBe('{"a":2,"b":1}');
+    expect(canonicalJson({ é: 1, aaa: 2, ä: 3, zz: 4 })).toBe('{"zz":4,"ä":3,"é":1,"aaa":2}');
+    expect(canonicalJson({ list: [{ 10: 1, b: 2, 9: 3 }, null, { 0: [] }] })).toBe('{"list":[{"9":3,"b":2,"10":1},null,{"0":[]}]}');
+  });
+
+  it('keeps a "__proto__" key (as JSON.parse makes it) as a key, at the top and at depth', () => {
+    expect(canonicalJson(JSON.parse('{"b":1,"__proto__":2}'))).toBe('{"b":1,"__proto__":2}');
+    expect(canonicalJson(JSON.parse('{"z":{"b":1,"__proto__":{"y":1,"x":2}},"a":[{"__proto__":null,"b":0}]}'))).toBe(
+      '{"a":[{"b":0,"__proto__":null}],"z":{"b":1,"__proto__":{"x":2,"y":1}}}',
+    );
+  });
+
   it('gives one text for a value whatever its key order, and that text parses back to the value', () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => {
@@ -27,6 +61,37 @@ describe('canonicalJson', () => {
   it("orders keys as jsonb does: shorter UTF-8 first, then bytewise, index-like keys included", () => {
     expect(canonicalJson({ bb: 1, a: 2, 10: 3, 9: 4, é: 5, z: 6 })).toBe('{"9":4,"a":2,"z":6,"10":3,"bb":1,"é":5}');
     expect(['\uffff', '\ud83d\ude00', 'e'].sort(compareCanonicalKeys)).toEqual(['e', '\uffff', '\ud83d\ude00']);
+  });
+});
+
+/** canonicalJson(value), with the values JSON.stringify was called with meanwhile. */
+function stringifiedWhile(value: unknown): { text: string; stringified: unknown[] } {
+  const stringify = vi.spyOn(JSON, 'stringify');
+  const text = canonicalJson(value);
+  const stringified = stringify.mock.calls.map(([argument]) => argument as unknown);
+  stringify.mockRestore();
+  return { text, stringified };
+}
+
+describe("canonicalJson's cost", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('stringifies a value already in canonical order, as jsonb gives it back, once and as it is', () => {
+    const value: unknown = JSON.parse('{"a":[1,{"x":null,"yy":"é"}],"b":{"c":true},"ab":{},"zz":[],"é":0,"aaa":"v"}');
+    const { text, stringified } = stringifiedWhile(value);
+    expect(text).toBe('{"a":[1,{"x":null,"yy":"é"}],"b":{"c":true},"ab":{},"zz":[],"é":0,"aaa":"v"}');
+    expect(stringified).toHaveLength(1);
+    expect(stringified[0]).toBe(value);
+  });
+
+  it('stringifies a value out of order, as a producer sends it, once: an ordered copy', () => {
+    const value: unknown = JSON.parse('{"b":[{"y":1,"x":null},null,2],"a":{"é":true,"zz":"s"}}');
+    const { text, stringified } = stringifiedWhile(value);
+    expect(text).toBe('{"a":{"zz":"s","é":true},"b":[{"x":null,"y":1},null,2]}');
+    expect(stringified).toHaveLength(1);
+    expect(stringified[0]).not.toBe(value);
   });
 });
 
@@ -52,6 +117,17 @@ describe('the canonical row text and the links stored chains hold', () => {
       '[2,1,41,1,"agent-α","query","finance","allow",null,3,"ok","req-1","2026-11-27T06:45:00.123456Z"]\n' +
         '{"note":"tab\\there \\"quoted\\" \\\\ 😀","limit":50,"where":[{"op":"gte","field":"posted_on","value":"2026-01-01"}]}',
     );
+  });
+
+  it('writes the numbers of the scalar array as JSON.stringify does, a non-finite one as null', () => {
+    expect(canonicalRowText({ ...ROW_B, seq: Number.NaN, id: Number.POSITIVE_INFINITY }, 2)).toBe(
+      '[2,null,null,7,null,"ingest",null,"deny","sector \'mail\' is not granted\\n",0,"error","req-2","2026-11-27T06:45:00.123456Z"]\n{}',
+    );
+  });
+
+  it('links with the chain key when the writer holds it, else unkeyed', () => {
+    expect(chainLink(CHAIN_KEY, GENESIS, ROW_A)).toBe(KEYED[0]);
+    expect(chainLink(null, GENESIS, ROW_A)).toBe(UNKEYED[0]);
   });
 
   it('keeps the keyed and unkeyed links of rows already stored, whether verify or the writer computes them', () => {

@@ -41,7 +41,7 @@ const compareAscii = (a: string, b: string): number => a.length - b.length || (a
  */
 export function compareCanonicalKeys(a: string, b: string): number {
   if (ASCII.test(a) && ASCII.test(b)) return compareAscii(a, b);
-  const [bytesA, bytesB] = [Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')];
+  const [bytesA, bytesB] = [Buffer.from(a), Buffer.from(b)];
   return bytesA.length - bytesB.length || Buffer.compare(bytesA, bytesB);
 }
 
@@ -151,7 +151,7 @@ function writeCanonicalRowText(write: (part: string) => void, version: number, s
 /** `canonicalRowText` with the canonical args already computed (`canonicalJson`). */
 export function canonicalRowTextWith(row: Omit<ChainedRowContent, 'args'>, canonicalArgs: string, version: number = CANONICAL_VERSION): string {
   let text = '';
-  writeCanonicalRowText((part) => (text += part), version, row.seq, row.id, rowScalarsJson(row), JSON.stringify(row.createdAt) ?? 'null', canonicalArgs);
+  writeCanonicalRowText((part) => (text += part), version, row.seq, row.id, rowScalarsJson(row), JSON.stringify(row.createdAt), canonicalArgs);
   return text;
 }
 

@@ -28,6 +28,11 @@ describe('createTextDigest', () => {
     expect(digestOf(createTextDigest(key), data)).toBe(expected);
   });
 
+  it.each([63, 64, 65])("gives createHmac's bytes under a key of %i bytes, around SHA-256's 64-byte block (RFC 2104: only a longer key is hashed first)", (length) => {
+    const key = Buffer.alloc(length, 0x42);
+    expect(digestOf(createTextDigest(key), 'Hi There')).toBe(createHmac('sha256', key).update('Hi There').digest('hex'));
+  });
+
   it("gives createHmac's bytes (or, with no key, hash's) for any key and text written in any parts, one digest reused across messages of every length (wide characters and lone surrogates too)", () => {
     const parts = fc.array(fc.string({ unit: anyUnit, maxLength: 1500 }), { maxLength: 4 });
     fc.assert(
@@ -44,11 +49,11 @@ describe('createTextDigest', () => {
     );
   });
 
-  it('gives the same MAC for a message after a longer one (no bytes of the longer one are left in)', () => {
+  it('gives the MAC of a long first message (10,000 characters in one part), and the same MAC for a message after a longer one (no bytes of the longer one are left in)', () => {
     const key = Buffer.alloc(32, 7);
     const digest = createTextDigest(key);
     const long = 'x'.repeat(10_000);
-    digestOf(digest, long);
+    expect(digestOf(digest, long)).toBe(createHmac('sha256', key).update(long).digest('hex'));
     expect(digestOf(digest, 'short')).toBe(createHmac('sha256', key).update('short').digest('hex'));
     expect(digestOf(digest, long)).toBe(createHmac('sha256', key).update(long).digest('hex'));
   });
