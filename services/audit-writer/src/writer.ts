@@ -1,14 +1,14 @@
 import {
   AUDIT_LOG_LINES,
-  QueuedAuditEntrySchema,
   addAuditDrops,
-  copyChainedAuditRows,
-  createCanonicalArgsHelper,
+  copyReadAuditBatch,
   createDropLedger,
+  createQueueReader,
   statementsOn,
   takeAuditBatch,
   type ChainHead,
-  type QueuedAuditEntry,
+  type ReadBatch,
+  type ReadChunk,
 } from '@pcg/shared/audit';
 import { sql, type DatabasePool, type DirectPool } from '@pcg/shared/db';
 import { unreachableStore } from '@pcg/shared/http';
@@ -25,15 +25,15 @@ export const AUDIT_WRITER_SOURCE = 'audit-writer';
  * Rows taken per flush. One flush of 10,000 rows takes a small fraction of the default 1000 ms interval
  * (see `npm run bench:audit`), so one writer keeps up with 10,000 rows a second before it needs to
  * catch up; the statement has ten parameters whatever the size (one array per column). The bound keeps
- * what a single failure can lose, and the memory one flush holds (at most ~45 MB with every row at the
- * 4 KB args cap, a few MB for ordinary rows), small.
+ * what a single failure can lose, and the memory a flush holds with the batch read ahead beside it (at
+ * most ~90 MB with every row at the 4 KB args cap, a few MB for ordinary rows), small.
  */
 export const AUDIT_FLUSH_BATCH_SIZE = 10_000;
 
 export type AuditWriterDeps = {
   db: DatabasePool;
   /** The same database's direct pool: each flush's transaction runs on one of its clients, for the COPY. */
-  direct: DirectPool;
+  direct: Pick<DirectPool, 'connect'>;
   /** A `commands` client under REDIS_PREFIX. */
   redis: Redis;
   log: Logger;
@@ -59,14 +59,8 @@ export type FlushResult = {
 
 export type AuditWriterStats = { flushes: number; written: number; dropped: number };
 
-function readEntry(entry: string): QueuedAuditEntry | null {
-  try {
-    const parsed = QueuedAuditEntrySchema.safeParse(JSON.parse(entry));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
+/** A batch taken from the queue and read (`createQueueReader`), or Redis's failure (nothing popped). */
+type TakenBatch = { taken: number; chunks: ReadChunk[] } | { unreachable: unknown };
 
 /**
  * Drains the audit queue into `audit_log` (design 4.6). Each flush pops up to a batch with one atomic
@@ -76,7 +70,9 @@ function readEntry(entry: string): QueuedAuditEntry | null {
  * returns): unreadable entries, failed flushes, and rows lost with Redis's data, found as gaps in the
  * producers' sequence numbers. Once a flush failed because Postgres did not answer, no row is taken out of
  * Redis until Postgres answers again, so an outage loses at most the batch in flight. Flushes never overlap. A full batch means a backlog, so the next flush
- * starts at once instead of waiting. Each row is chained to the one before (`copyChainedAuditRows`).
+ * starts at once instead of waiting, and the loop takes and reads that next batch while this one is
+ * written (a batch so read ahead is written next, or held until Postgres answers; never dropped for the
+ * failure of the one before). Each row is chained to the one before (`copyChainedAuditRows`).
  */
 export function createAuditWriter(deps: AuditWriterDeps) {
   const { db, redis, log, flushMs } = deps;
@@ -84,12 +80,20 @@ export function createAuditWriter(deps: AuditWriterDeps) {
   const stats: AuditWriterStats = { flushes: 0, written: 0, dropped: 0 };
   const drops = createDropLedger({ db, source: AUDIT_WRITER_SOURCE, log });
   const marks = createSequenceMarks(deps.marks ?? new Map());
-  const canonical = createCanonicalArgsHelper();
+  const reader = createQueueReader();
   let queue: Promise<unknown> = Promise.resolve();
   /** The chain's head as this writer last committed it; null until its first write. */
   let head: ChainHead | null = null;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  /** Between `start()` and `close()`: only the loop reads ahead, so a single `flush()` takes one batch. */
+  let running = false;
+  /**
+   * The next batch, taken while a full one is written. It is written by the next flush, after the batch
+   * before it; if that one failed because Postgres did not answer, it waits here (not in Redis) until
+   * Postgres answers, and it is the only batch so held.
+   */
+  let ahead: Promise<TakenBatch> | null = null;
   /** Set when a flush failed because Postgres did not answer; rows stay in Redis until it answers again. */
   let postgresAway = false;
 
@@ -105,20 +109,19 @@ export function createAuditWriter(deps: AuditWriterDeps) {
   /**
    * Writes the rows with what is to be accounted for, in one transaction on a plain pg connection (the
    * rows go in with one COPY, which slonik cannot send); on failure nothing is counted as stored. The
-   * rows' canonical args are started before the transaction (on a helper thread for a large batch), so
+   * rows were read (on a helper thread for a large batch) before the transaction, so
    * the chain's head is locked only while the rows are linked and sent.
    */
-  async function commit(rows: readonly QueuedAuditEntry[]): Promise<number> {
+  async function commit(batch: ReadBatch): Promise<number> {
     const counts = drops.take();
     const unsaved = marks.unsaved();
     let client: PoolClient | undefined;
     let broken: Error | undefined;
     try {
-      const canonicalArgs = canonical.chunks(rows);
       client = await deps.direct.connect();
       const tx = statementsOn(client);
       await client.query('BEGIN');
-      const chained = rows.length > 0 ? await copyChainedAuditRows(client, rows, canonicalArgs, { key: deps.chainKey ?? null }) : null;
+      const chained = batch.chunks.length > 0 ? await copyReadAuditBatch(client, batch, { key: deps.chainKey ?? null }) : null;
       await storeSequenceMarks(tx, unsaved);
       await addAuditDrops(tx, AUDIT_WRITER_SOURCE, counts);
       await client.query('COMMIT');
@@ -135,57 +138,94 @@ export function createAuditWriter(deps: AuditWriterDeps) {
     }
   }
 
+  /**
+   * Notes the batch's sequence numbers in queue order (`createSequenceMarks`): how many rows were lost
+   * before them, and each chunk's readable rows to write, without the repeats.
+   */
+  function pickFresh(chunks: readonly ReadChunk[]): { lost: number; picked: number[][] } {
+    let lost = 0;
+    const picked = chunks.map((chunk) => {
+      const noted = marks.note(chunk.marks);
+      lost += noted.lost;
+      const repeats = new Set(chunk.marks.filter((mark) => mark.readable !== null).map((mark) => mark.readable));
+      for (const mark of noted.fresh) repeats.delete(mark.readable);
+      return chunk.scalars.map((_, row) => row).filter((row) => !repeats.has(row));
+    });
+    return { lost, picked };
+  }
+
+  function takeBatch(): Promise<TakenBatch> {
+    return takeAuditBatch(redis, batchSize).then(
+      async (entries) => ({ taken: entries.length, chunks: await reader.read(entries) }),
+      (error: unknown) => ({ unreachable: error }),
+    );
+  }
+
   async function flushOnce(): Promise<FlushResult> {
     if (postgresAway) {
       if (!(await postgresAnswers())) return { taken: 0, written: 0, dropped: 0 };
       postgresAway = false;
       log.info('[audit] Postgres answers again; taking rows from the queue');
     }
-    let entries: string[];
-    try {
-      entries = await takeAuditBatch(redis, batchSize);
-    } catch (error) {
+    const batch = await (ahead ?? takeBatch());
+    ahead = null;
+    if ('unreachable' in batch) {
       // Nothing was taken, so nothing is lost: the rows wait in Redis for the next flush.
-      log.warn({ err: error }, '[audit] queue unreachable, will try again');
+      log.warn({ err: batch.unreachable }, '[audit] queue unreachable, will try again');
       return { taken: 0, written: 0, dropped: 0 };
     }
-    if (entries.length === 0) {
+    const { taken, chunks } = batch;
+    if (taken === 0) {
       // Counts kept while Postgres was away go in now, even with no rows to write.
-      if (marks.unsaved().length > 0 || Object.values(drops.pending()).some((rows) => rows > 0)) await commit([]).catch(() => undefined);
+      if (marks.unsaved().length > 0 || Object.values(drops.pending()).some((rows) => rows > 0)) await commit({ chunks: [], picked: [] }).catch(() => undefined);
       return { taken: 0, written: 0, dropped: 0 };
     }
+    // A full batch in the running loop means a backlog: the next batch is taken and read while this one is
+    // written (issue 44), so Redis's answer and the parsing overlap Postgres's work instead of following it.
+    if (running && taken >= batchSize) ahead = takeBatch();
     stats.flushes += 1;
-    const read: QueuedAuditEntry[] = [];
-    for (const entry of entries) {
-      const row = readEntry(entry);
-      if (row) read.push(row);
-    }
-    const unreadable = entries.length - read.length;
+    const unreadable = chunks.reduce((sum, chunk) => sum + chunk.unreadable, 0);
     if (unreadable > 0) {
       log.error({ dropped: unreadable }, '[audit] unreadable queue entries — dropped');
       stats.dropped += unreadable;
       drops.add('unreadable', unreadable);
     }
-    const { lost, fresh: rows } = marks.note(read);
+    const { lost, picked } = pickFresh(chunks);
+    const rows = picked.reduce((sum, chunk) => sum + chunk.length, 0);
     if (lost > 0) {
       log.error({ dropped: lost }, '[audit] rows lost with Redis data — dropped');
       drops.add('lostWithRedis', lost);
     }
     try {
-      const written = await commit(rows);
+      const written = await commit({ chunks, picked });
       stats.written += written;
-      return { taken: entries.length, written, dropped: unreadable };
+      return { taken, written, dropped: unreadable };
     } catch (error) {
-      log.error({ err: error, dropped: rows.length }, `${AUDIT_LOG_LINES.flushFailed} ${rows.length}`);
-      stats.dropped += rows.length;
-      drops.add('flushFailed', rows.length);
+      log.error({ err: error, dropped: rows }, `${AUDIT_LOG_LINES.flushFailed} ${rows}`);
+      stats.dropped += rows;
+      drops.add('flushFailed', rows);
       if (unreachableStore(error) === 'postgres') {
         postgresAway = true;
         log.warn('[audit] Postgres does not answer; rows wait in the queue until it does');
       }
       // The INSERT may have failed on its own (Postgres up): then the count can go in now.
       await drops.persist();
-      return { taken: entries.length, written: 0, dropped: unreadable + rows.length };
+      return { taken, written: 0, dropped: unreadable + rows };
+    }
+  }
+
+  /**
+   * At close, a batch still read ahead is already out of Redis, so it is written even past the drain's
+   * deadline. When Postgres does not answer, it cannot be: it is logged, and counted when the writer
+   * starts again, as the gap it leaves in its producers' sequence numbers (counting it now as well would
+   * count it twice, since the marks that would tell the next start cannot be stored either).
+   */
+  async function writeHeldBatch(): Promise<void> {
+    if (ahead) await flush();
+    const held = ahead && (await ahead);
+    ahead = null;
+    if (held && !('unreachable' in held) && held.taken > 0) {
+      log.error({ unwritten: held.taken }, '[audit] Postgres does not answer at close: rows read ahead are not written and will be counted as lost');
     }
   }
 
@@ -215,6 +255,7 @@ export function createAuditWriter(deps: AuditWriterDeps) {
     /** Starts the loop: the first flush runs one interval from now. */
     start(): void {
       stopped = false;
+      running = true;
       schedule(flushMs);
     },
     /**
@@ -223,13 +264,15 @@ export function createAuditWriter(deps: AuditWriterDeps) {
      */
     async close(): Promise<void> {
       stopped = true;
+      running = false;
       clearTimeout(timer);
       const deadline = performance.now() + (deps.closeDrainMs ?? 10_000);
       let result: FlushResult;
       do {
         result = await flush();
       } while (result.taken >= batchSize && performance.now() < deadline);
-      await canonical.close();
+      await writeHeldBatch();
+      await reader.close();
     },
   };
 }

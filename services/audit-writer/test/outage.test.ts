@@ -117,6 +117,41 @@ describe('audit rows across a Postgres outage', () => {
     expect(await written(db) + total(await readAuditDrops(db))).toBe(70);
   });
 
+  it('holds a batch read ahead while Postgres does not answer and writes it when Postgres is back: only the batch in flight is lost', async () => {
+    const queue = commands(redis.url, 'own-ahead:');
+    const producer = createAuditProducer({ redis: queue, db, source: 'gateway', settings: { AUDIT_QUEUE_CAPACITY: 1000 }, log: createCapturingLogger().log });
+    // The first flush's connection waits for the test, so the loop reads the next batch ahead meanwhile.
+    let letThrough: (() => void) | undefined;
+    let held = true;
+    const direct = {
+      connect: async () => {
+        if (held) await new Promise<void>((resolve) => (letThrough = resolve));
+        return database.direct.connect();
+      },
+    };
+    const writer = createAuditWriter({ db, direct, redis: commands(redis.url, 'own-ahead:'), log: createCapturingLogger('audit-writer').log, flushMs: 5, batchSize: 25, marks: await loadSequenceMarks(db) });
+    const before = { written: await written(db), dropped: total(await readAuditDrops(db)) };
+    for (let index = 0; index < 60; index += 1) producer.record(event(index));
+    await producer.drain();
+
+    writer.start();
+    try {
+      await waitFor(async () => ((await readAuditQueueDepth(queue)) === 10 && letThrough ? true : undefined), 10_000, 'the next batch to be read ahead');
+      await postgres.stop();
+      held = false;
+      letThrough?.();
+      // Postgres away: the batch read ahead stays in the writer, and nothing more leaves Redis.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await readAuditQueueDepth(queue)).toBe(10);
+      await postgres.start();
+      await waitFor(async () => ((await written(db).catch(() => 0)) - before.written === 35 ? true : undefined), 20_000, 'the rows after the lost batch');
+    } finally {
+      await writer.close();
+    }
+    const after = { written: await written(db), dropped: total(await readAuditDrops(db)) };
+    expect({ written: after.written - before.written, dropped: after.dropped - before.dropped }).toEqual({ written: 35, dropped: 25 });
+  });
+
   it('takes no row out of Redis while Postgres does not answer after a failed flush: at most the batch in flight is lost, and counted', async () => {
     const queue = commands(redis.url, 'own-pause:');
     const producer = createAuditProducer({ redis: queue, db, source: 'gateway', settings: { AUDIT_QUEUE_CAPACITY: 1000 }, log: createCapturingLogger().log });

@@ -217,6 +217,79 @@ describe('the flush loop', () => {
   });
 });
 
+/**
+ * The direct pool with each `connect()` held until the test lets it through, so a flush can be stopped
+ * between taking its batch and writing it.
+ */
+function gatedConnections() {
+  const gates: Array<() => void> = [];
+  let waiting = 0;
+  return {
+    direct: {
+      connect: async () => {
+        waiting += 1;
+        await new Promise<void>((resolve) => gates.push(resolve));
+        return testEnv.direct.connect();
+      },
+    },
+    /** Lets the oldest held connect through, once one is held. */
+    async open(): Promise<void> {
+      await waitFor(() => (gates.length > 0 ? true : undefined), 5_000, 'a flush to ask for a connection');
+      gates.shift()?.();
+    },
+    waiting: () => waiting,
+  };
+}
+
+describe('reading ahead in a backlog', () => {
+  it('takes the next batch from Redis while a full one is written, and writes both in queue order on one chain', async () => {
+    const ids = await queue(12);
+    const gated = gatedConnections();
+    const { writer: w } = writer({ batchSize: 5, flushMs: 1, direct: gated.direct });
+    w.start();
+    try {
+      // The first batch is taken and waits for its connection; the second is taken meanwhile, the rest not.
+      await waitFor(async () => ((await testEnv.redis.llen(AUDIT_QUEUE_KEY)) === 2 ? true : undefined), 5_000, 'the next batch to be read ahead');
+      expect(gated.waiting()).toBe(1);
+      expect(await stored()).toEqual([]);
+      for (let flush = 0; flush < 3; flush += 1) await gated.open();
+      await waitFor(async () => ((await stored()).length === 12 ? true : undefined), 5_000, 'every row');
+    } finally {
+      await w.close();
+    }
+    expect((await stored()).map((row) => row.request_id)).toEqual(ids);
+    expect(await verifyAuditChain(testEnv.db)).toMatchObject({ intact: true, headRows: 12, intactThrough: { row: 12 } });
+  });
+
+  it('writes a batch read ahead after the batch before it failed, instead of dropping it too', async () => {
+    const ids = await queue(12);
+    const gated = gatedConnections();
+    const { writer: w, messages } = writer({ batchSize: 5, flushMs: 1, direct: gated.direct });
+    w.start();
+    try {
+      await waitFor(async () => ((await testEnv.redis.llen(AUDIT_QUEUE_KEY)) === 2 ? true : undefined), 5_000, 'the next batch to be read ahead');
+      await testEnv.db.query(sql.unsafe`ALTER TABLE audit_log RENAME TO audit_log_away`);
+      await gated.open();
+      await waitFor(() => (messages().includes(`${FLUSH_FAILED} 5`) ? true : undefined), 5_000, 'the first batch to fail');
+      await testEnv.db.query(sql.unsafe`ALTER TABLE audit_log_away RENAME TO audit_log`);
+      for (let flush = 0; flush < 2; flush += 1) await gated.open();
+      await waitFor(async () => ((await stored()).length === 7 ? true : undefined), 5_000, 'the rows after the failed batch');
+    } finally {
+      await testEnv.db.query(sql.unsafe`ALTER TABLE IF EXISTS audit_log_away RENAME TO audit_log`);
+      await w.close();
+    }
+    expect((await stored()).map((row) => row.request_id)).toEqual(ids.slice(5));
+    expect(await readAuditDrops(testEnv.db)).toMatchObject({ flushFailed: 5 });
+  });
+
+  it('takes one batch at a time outside the loop: a single flush() reads nothing ahead', async () => {
+    await queue(12);
+    const { writer: w } = writer({ batchSize: 5 });
+    expect(await w.flush()).toEqual({ taken: 5, written: 5, dropped: 0 });
+    expect(await testEnv.redis.llen(AUDIT_QUEUE_KEY)).toBe(7);
+  });
+});
+
 describe('closing (SIGTERM)', () => {
   it('writes what is queued, a backlog of several batches included, before it resolves', async () => {
     await queue(12);

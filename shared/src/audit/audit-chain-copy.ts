@@ -5,7 +5,8 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { postgresText } from '../db/index.ts';
 import { COPY_CHUNK_ROWS, type CanonicalChunks } from './audit-canonical-args.ts';
 import { advanceChainHead, lockChainForBatch, type ChainHead, type Queryable } from './audit-chain-queries.ts';
-import { AUDIT_COPY_COLUMNS, COPY_BINARY_HEADER, COPY_BINARY_TRAILER, encodeAuditCopyRows, timestamptzBinary, type CopyAuditRow } from './audit-copy-binary.ts';
+import { AUDIT_COPY_COLUMNS, COPY_BINARY_HEADER, COPY_BINARY_TRAILER, encodeAuditCopyRows, encodeAuditCopyTuples, timestamptzBinary, type CopyAuditRow } from './audit-copy-binary.ts';
+import type { ReadChunk } from './audit-queue-read.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
 
 
@@ -78,3 +79,45 @@ export async function copyChainedAuditRows(
   return { written: stream.rowCount, head: finishedHead.next };
 }
 
+
+/** A batch as the audit-writer read it (`createQueueReader`), and which of each chunk's readable rows to write, in order. */
+export type ReadBatch = { chunks: readonly ReadChunk[]; picked: ReadonlyArray<readonly number[]> };
+
+/**
+ * The audit-writer's flush (issue 44): `copyChainedAuditRows` for a batch already read off the writer's
+ * thread, whose rows' scalars, canonical args and own COPY fields were computed before the head is
+ * locked; what is left is each row's link and its place in the tuple. Same rows, places, ids, `created_at`
+ * and links; same transaction rules (the caller's; discard the connection after a failure).
+ */
+export async function copyReadAuditBatch(client: pg.ClientBase, batch: ReadBatch, options: { key?: Buffer | null } = {}): Promise<{ written: number; head: ChainHead }> {
+  const key = options.key ?? null;
+  const tx = statementsOn(client);
+  const count = batch.picked.reduce((sum, picked) => sum + picked.length, 0);
+  const { head, linker } = await lockChainForBatch(tx, count, key);
+  if (!linker) return { written: 0, head };
+  const createdAt = timestamptzBinary(linker.createdAt);
+  const stream = client.query(copyFrom(`COPY audit_log (${AUDIT_COPY_COLUMNS}) FROM STDIN (FORMAT binary)`));
+  const done = finished(stream);
+  // Awaited below; until then a server-side failure must not surface as an unhandled rejection.
+  done.catch(() => undefined);
+  stream.write(COPY_BINARY_HEADER);
+  let index = 0;
+  for (const [chunkIndex, chunk] of batch.chunks.entries()) {
+    const picked = batch.picked[chunkIndex] ?? [];
+    if (picked.length === 0) continue;
+    const places = { ids: [] as number[], seqs: [] as number[], hashes: [] as string[] };
+    for (const row of picked) {
+      const { seq, hash } = linker.linkScalars(chunk.scalars[row] ?? '', chunk.canonical[row] ?? 'null', index);
+      places.ids.push(linker.ids[index] ?? Number.NaN);
+      places.seqs.push(seq);
+      places.hashes.push(hash);
+      index += 1;
+    }
+    if (!stream.write(encodeAuditCopyTuples(places, chunk.fields, picked, createdAt))) await Promise.race([once(stream, 'drain'), done]);
+  }
+  stream.end(COPY_BINARY_TRAILER);
+  await done;
+  const finishedHead = linker.finish();
+  await advanceChainHead(tx, head, finishedHead, key);
+  return { written: stream.rowCount, head: finishedHead.next };
+}

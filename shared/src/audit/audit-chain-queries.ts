@@ -61,6 +61,8 @@ export type BatchLinker = {
   readonly createdAt: string;
   /** The row's place (chain_seq) and its link in hex; rows must be linked in order, index 0 first. */
   link(row: QueuedAuditRow, canonicalArgs: string, index: number): { seq: number; hash: string };
+  /** `link` of a row whose scalars are already in their JSON form (`rowScalarsJson`). */
+  linkScalars(scalarsJson: string, canonicalArgs: string, index: number): { seq: number; hash: string };
   /** The head after the last row linked, and the chain's first hash when this batch starts the chain. */
   finish(): { next: ChainHead; first: string | null };
 };
@@ -83,8 +85,11 @@ export async function lockChainForBatch(tx: Queryable, count: number, key: Buffe
       ids,
       createdAt,
       link(row, canonicalArgs, index) {
+        return this.linkScalars(rowScalarsJson(row), canonicalArgs, index);
+      },
+      linkScalars(scalarsJson, canonicalArgs, index) {
         const seq = head.seq + index + 1;
-        previous = linkOf(previous, { seq, id: ids[index] ?? Number.NaN, scalarsJson: rowScalarsJson(row) }, canonicalArgs);
+        previous = linkOf(previous, { seq, id: ids[index] ?? Number.NaN, scalarsJson }, canonicalArgs);
         if (seq === 1) firstHex = previous;
         return { seq, hash: previous };
       },
