@@ -6,6 +6,7 @@ import { startHeartbeat } from '@pcg/shared/status';
 import { buildApp } from './app.ts';
 import { openBridgeSwitch, type BridgeSwitch } from './bridge/bridge-switch.ts';
 import type { GatewayConfig } from './config.ts';
+import { openLiveOnFirstUse } from './live/live-on-first-use.ts';
 import { registerMcpGateway } from './mcp/mcp-gateway.ts';
 import type { SessionRegistry } from './mcp/session-registry.ts';
 
@@ -38,7 +39,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
   const { infra, live, bridge, mcp, address } = await openInOrder(async (opened) => {
     const infra = await openInfrastructure(config, 'gateway', log);
     opened.push(infra);
-    const live = await createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS });
+    const live = openLiveOnFirstUse(() => createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS }));
     opened.push(live);
     const bridge = await openBridgeSwitch({ db: infra.db, settings: config, log });
     opened.push(bridge);

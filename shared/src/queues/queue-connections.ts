@@ -1,4 +1,4 @@
-import { Queue, QueueEvents, type RedisOptions as BullRedisOptions } from 'bullmq';
+import type { Queue, QueueEvents, RedisOptions as BullRedisOptions } from 'bullmq';
 import type { Logger } from '../logger/index.ts';
 import { bullmqPrefix, type RedisSettings } from '../redis/index.ts';
 import { QUEUES, type QueueName } from './job-catalogue.ts';
@@ -21,8 +21,16 @@ export function blockingConnection(settings: RedisSettings, name: string): BullR
   };
 }
 
+/**
+ * BullMQ (some 250 modules and 5–7 MB of heap) is loaded when a queue is first opened, not when this folder is
+ * imported: a service that imports `@pcg/shared/queues` for its config or types, or that opens its
+ * requesters on first use (the gateway), does not carry it until it queues a job.
+ */
+const loadBullmq = () => import('bullmq');
+
 /** A producer Queue with the catalogue's default job options and an error listener; ready when returned. */
 export async function openQueue(settings: RedisSettings, queue: QueueName, log: Logger, connectionName = `${queue}-producer`): Promise<Queue> {
+  const { Queue } = await loadBullmq();
   const instance = new Queue(QUEUES[queue].name, {
     connection: producerConnection(settings, connectionName),
     prefix: bullmqPrefix(settings),
@@ -39,6 +47,7 @@ export async function openQueue(settings: RedisSettings, queue: QueueName, log: 
 }
 
 export async function openQueueEvents(settings: RedisSettings, queue: QueueName, log: Logger): Promise<QueueEvents> {
+  const { QueueEvents } = await loadBullmq();
   const events = new QueueEvents(QUEUES[queue].name, {
     connection: blockingConnection(settings, `${queue}-events`),
     prefix: bullmqPrefix(settings),

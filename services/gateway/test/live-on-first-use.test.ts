@@ -1,0 +1,104 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it, vi } from 'vitest';
+import { openLiveOnFirstUse, type ClosableLiveRequester } from '../src/live/live-on-first-use.ts';
+
+// Issue 38: the gateway's idle memory. The live queue (BullMQ, its connections) is opened on the first
+// live request, not at start; what the requests get back is unchanged.
+const CONNECTION = '00000000-0000-0000-0000-0000000000c1';
+const fetchRequest = { connectionId: CONNECTION, object: 'home.entity', id: 'switch.coffee_maker' };
+const actionRequest = { connectionId: CONNECTION, name: 'home.switch.turn_on', arguments: { entity_id: 'switch.coffee_maker' } };
+
+function fakeRequester(): ClosableLiveRequester & { closes: number } {
+  const requester = {
+    closes: 0,
+    fetchLive: vi.fn(async () => ({ rows: [{ entity_id: 'switch.coffee_maker', state: 'on' }] })),
+    invokeAction: vi.fn(async () => ({ ok: true as const, result: 'done' })),
+    async close() {
+      requester.closes += 1;
+    },
+  };
+  return requester;
+}
+
+describe('the live requester opened on first use', () => {
+  it('opens nothing until the first request, then answers it with what the real requester answers', async () => {
+    const real = fakeRequester();
+    const open = vi.fn(async () => real);
+    const live = openLiveOnFirstUse(open);
+    expect(open).not.toHaveBeenCalled();
+
+    await expect(live.fetchLive(fetchRequest)).resolves.toEqual({ rows: [{ entity_id: 'switch.coffee_maker', state: 'on' }] });
+    expect(real.fetchLive).toHaveBeenCalledWith(fetchRequest);
+    await expect(live.invokeAction(actionRequest)).resolves.toEqual({ ok: true, result: 'done' });
+    expect(real.invokeAction).toHaveBeenCalledWith(actionRequest);
+    expect(open).toHaveBeenCalledTimes(1);
+  });
+
+  it('opens once for first requests that arrive together', async () => {
+    const real = fakeRequester();
+    const { promise: opened, resolve } = Promise.withResolvers<ClosableLiveRequester>();
+    const open = vi.fn(() => opened);
+    const live = openLiveOnFirstUse(open);
+    const answers = Promise.all([live.fetchLive(fetchRequest), live.invokeAction(actionRequest), live.fetchLive(fetchRequest)]);
+    resolve(real);
+    await answers;
+    expect(open).toHaveBeenCalledTimes(1);
+    expect(real.fetchLive).toHaveBeenCalledTimes(2);
+  });
+
+  it('fails the requests of an opening that failed, and opens again on the next request', async () => {
+    const real = fakeRequester();
+    const open = vi.fn<() => Promise<ClosableLiveRequester>>().mockRejectedValueOnce(new Error('redis refused the connection')).mockResolvedValue(real);
+    const live = openLiveOnFirstUse(open);
+    await expect(live.fetchLive(fetchRequest)).rejects.toThrow('redis refused the connection');
+    await expect(live.fetchLive(fetchRequest)).resolves.toEqual({ rows: [{ entity_id: 'switch.coffee_maker', state: 'on' }] });
+    expect(open).toHaveBeenCalledTimes(2);
+  });
+
+  it('closes what it opened, once, and opens nothing when it was never used', async () => {
+    const unused = vi.fn(async () => fakeRequester());
+    await openLiveOnFirstUse(unused).close();
+    expect(unused).not.toHaveBeenCalled();
+
+    const real = fakeRequester();
+    const live = openLiveOnFirstUse(async () => real);
+    await live.fetchLive(fetchRequest);
+    await Promise.all([live.close(), live.close()]);
+    expect(real.closes).toBe(1);
+  });
+
+  it('closes a requester still opening when closed, and refuses requests after close without opening again', async () => {
+    const real = fakeRequester();
+    const { promise: opened, resolve } = Promise.withResolvers<ClosableLiveRequester>();
+    const open = vi.fn(() => opened);
+    const live = openLiveOnFirstUse(open);
+    const first = live.fetchLive(fetchRequest);
+    const closing = live.close();
+    resolve(real);
+    await closing;
+    await first.catch(() => undefined);
+    expect(real.closes).toBe(1);
+    await expect(live.invokeAction(actionRequest)).rejects.toThrow('closed');
+    expect(open).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("the gateway's code at start (issue 38)", () => {
+  it('does not load BullMQ: the service, its config and the operator session import no queue code until a live request', async () => {
+    const root = fileURLToPath(new URL('../src/', import.meta.url));
+    // Every module the three entry points load, as resolved URLs, in a fresh process.
+    const probe = [
+      "import { registerHooks } from 'node:module';",
+      'const loaded = [];',
+      'registerHooks({ resolve(specifier, context, next) { const result = next(specifier, context); loaded.push(result.url); return result; } });',
+      `for (const file of ['service.ts', 'config.ts', 'stdio/operator-session.ts']) await import(${JSON.stringify(root)} + file);`,
+      'console.log(JSON.stringify(loaded));',
+    ].join('\n');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { timeout: 60_000 });
+    const loaded = JSON.parse(stdout) as string[];
+    expect(loaded.some((url) => url.includes('/services/gateway/src/service.ts'))).toBe(true);
+    expect(loaded.filter((url) => url.includes('/node_modules/bullmq/'))).toEqual([]);
+  });
+});
