@@ -72,7 +72,7 @@ type TakenBatch = { taken: number; chunks: ReadChunk[] } | { unreachable: unknow
  * Redis until Postgres answers again, so an outage loses at most the batch in flight. Flushes never overlap. A full batch means a backlog, so the next flush
  * starts at once instead of waiting, and the loop takes and reads that next batch while this one is
  * written (a batch so read ahead is written next, or held until Postgres answers; never dropped for the
- * failure of the one before). Each row is chained to the one before (`copyChainedAuditRows`).
+ * failure of the one before). Each row is chained to the one before (`copyReadAuditBatch`).
  */
 export function createAuditWriter(deps: AuditWriterDeps) {
   const { db, redis, log, flushMs } = deps;

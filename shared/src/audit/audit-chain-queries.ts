@@ -129,7 +129,7 @@ export async function advanceChainHead(tx: Queryable, head: ChainHead, done: { n
  * chosen here rather than by column defaults. With `key` (the chain key, design 8.4) each link is an
  * HMAC under it, which no one who can only write the database can compute; without it, the old unkeyed
  * link. Throws before writing anything if an `argsJson` is not JSON. Resolves to the rows written and the
- * new head. The audit-writer streams its flushes with COPY instead (`copyChainedAuditRows`).
+ * new head. The audit-writer streams its flushes with COPY instead (`copyReadAuditBatch`).
  */
 export async function insertChainedAuditRows(
   tx: Queryable,

@@ -13,7 +13,6 @@ export * from './audit-chain-fns.ts';
 export * from './audit-chain-queries.ts';
 export * from './audit-chain-copy.ts';
 export * from './audit-copy-binary.ts';
-export * from './audit-canonical-args.ts';
 export * from './audit-queue-read.ts';
 export * from './audit-queue-reader.ts';
 export * from './audit-anchor.ts';
