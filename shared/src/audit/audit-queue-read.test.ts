@@ -1,21 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, rowScalarsJson } from './audit-chain-fns.ts';
 import { encodeAuditCopyRows, encodeAuditCopyTuples, timestamptzBinary } from './audit-copy-binary.ts';
+import { buildAuditRow } from './audit-fns.ts';
 import { readQueueChunk } from './audit-queue-read.ts';
 import { createQueueReader, readQueueBatchHere } from './audit-queue-reader.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
 
 const row = (requestId: string, argsJson = '{"b":1,"a":[2]}'): QueuedAuditRow => ({
-  userId: 1,
-  agentId: 'claude',
-  tool: 'query',
-  sector: 'finance',
-  decision: 'allow',
-  denyReason: null,
+  ...buildAuditRow({ agentId: 'claude', tool: 'query', sector: 'finance', decision: 'allow', outcome: 'ok', resultCount: 3, requestId }).row,
   argsJson,
-  resultCount: 3,
-  outcome: 'ok',
-  requestId,
 });
 const entry = (queued: QueuedAuditRow, numbering: object = {}) => JSON.stringify({ ...queued, ...numbering });
 const CREATED_AT = timestamptzBinary('2026-11-27T10:00:00.123456Z');
