@@ -24,7 +24,7 @@ import {
 import { createDatabase, runMigrations, sql, type Database, type DatabasePool } from '@pcg/shared/db';
 import { createLogger } from '@pcg/shared/logger';
 import { createRedis, type Redis } from '@pcg/shared/redis';
-import { AUDIT_FLUSH_BATCH_SIZE, createAuditWriter, type AuditWriter } from '../../services/audit-writer/src/writer.ts';
+import { AUDIT_FLUSH_BATCH_SIZE, createAuditWriter } from '../../services/audit-writer/src/writer.ts';
 import { withDatabase } from '../local-services/index.ts';
 import { runBench, sized, SMOKE } from './bench-run.ts';
 
@@ -101,14 +101,6 @@ async function count(db: DatabasePool): Promise<number> {
   return db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM audit_log`);
 }
 
-/** Runs the writer's loop until it has written `rows` more rows, then stops it. */
-async function drainWithLoop(writer: AuditWriter, rows: number): Promise<void> {
-  const target = writer.stats().written + rows;
-  writer.start();
-  while (writer.stats().written < target) await new Promise((resolve) => setTimeout(resolve, 1));
-  await writer.close();
-}
-
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
 const fmt = (value: number) => Math.round(value).toLocaleString('en-US');
 
@@ -135,9 +127,11 @@ async function main(): Promise<void> {
     // The chain key the audit-writer loads from DATA_DIR: 32 random bytes (design 8.4).
     const chainKey = randomBytes(32);
     const writer = createAuditWriter({ db, direct: pools.direct, redis, log, flushMs: FLUSH_MS, chainKey });
-    // The writer's own loop, as the service runs it (a full batch: the next flush at once, that batch read
-    // ahead), started with a backlog; its first flush one millisecond after `start()`.
-    const loop = createAuditWriter({ db, direct: pools.direct, redis, log, flushMs: 1, chainKey });
+    // The writer as the service runs it, started (so a full batch has the next one read ahead) and kept for
+    // every run, so its reader thread starts once, as in the service; its timer is not reached (an hour):
+    // each run flushes back to back, as the loop does while a backlog lasts.
+    const loop = createAuditWriter({ db, direct: pools.direct, redis, log, flushMs: 3_600_000, chainKey });
+    loop.start();
 
     // The producer half, for reference: record() of every event in one burst (past the default buffer of
     // AUDIT_BUFFER_CAPACITY rows at the full size) and the Lua push, until Redis has acknowledged them all.
@@ -157,7 +151,7 @@ async function main(): Promise<void> {
       await truncate(db);
       await fillQueue(redis, entries);
       started = performance.now();
-      await drainWithLoop(loop, ROWS);
+      while ((await loop.flush()).taken > 0);
       writerRates.push(ROWS / ((performance.now() - started) / 1000));
       if ((await count(db)) !== ROWS) throw new Error('the writer did not write every row');
 
@@ -184,6 +178,7 @@ async function main(): Promise<void> {
       if (result.written !== batch.length) throw new Error('the 10,000-row flush did not write every row');
     }
 
+    await loop.close();
     const writerRate = median(writerRates);
     const copyRate = median(copyRates);
     const ratio = writerRate / copyRate;
