@@ -4,6 +4,21 @@ import type { Logger } from '@pcg/shared/logger';
 import { JSONRPC_ERRORS, jsonRpcErrorBody } from './mcp/jsonrpc-errors.ts';
 
 /**
+ * Fastify loads its default schema compilers (Ajv and fast-json-stringify, each with its own copy of Ajv:
+ * some 175 modules) when it is created, for routes that declare a JSON schema. No route of this port
+ * declares one: requests are checked with zod where they are handled. Giving fastify these instead keeps
+ * that code out of the gateway's memory (issue 38); a route that declared a schema would fail to register.
+ */
+const NO_SCHEMA_COMPILERS = {
+  buildValidator: () => {
+    throw new Error('the agent port has no JSON schema validator: check the request with zod in its handler');
+  },
+  buildSerializer: () => {
+    throw new Error('the agent port has no JSON schema serializer: answer with a plain object');
+  },
+};
+
+/**
  * The agent port's fastify instance. Every answer here is JSON-RPC shaped, errors included, because
  * MCP clients parse whatever comes back from this port; nothing answers a protocol question with 5xx.
  */
@@ -18,6 +33,7 @@ export function buildApp({ log, trustedProxies = [] }: { log: Logger; trustedPro
     // Node answers an HTTP/1.1 request without Host with a bare 400 before any route runs; the agent port's
     // Host check (design 7.3) answers it instead, with its JSON-RPC 403 `Forbidden host`.
     http: { requireHostHeader: false },
+    schemaController: { compilersFactory: NO_SCHEMA_COMPILERS },
   });
 
   app.setNotFoundHandler((_request, reply) => {

@@ -1,6 +1,3 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
 import { openLiveOnFirstUse, type ClosableLiveRequester } from '../src/live/live-on-first-use.ts';
 
@@ -82,23 +79,5 @@ describe('the live requester opened on first use', () => {
     expect(real.closes).toBe(1);
     await expect(live.invokeAction(actionRequest)).rejects.toThrow('closed');
     expect(open).toHaveBeenCalledTimes(1);
-  });
-});
-
-describe("the gateway's code at start (issue 38)", () => {
-  it('does not load BullMQ: the service, its config and the operator session import no queue code until a live request', async () => {
-    const root = fileURLToPath(new URL('../src/', import.meta.url));
-    // Every module the three entry points load, as resolved URLs, in a fresh process.
-    const probe = [
-      "import { registerHooks } from 'node:module';",
-      'const loaded = [];',
-      'registerHooks({ resolve(specifier, context, next) { const result = next(specifier, context); loaded.push(result.url); return result; } });',
-      `for (const file of ['service.ts', 'config.ts', 'stdio/operator-session.ts']) await import(${JSON.stringify(root)} + file);`,
-      'console.log(JSON.stringify(loaded));',
-    ].join('\n');
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', probe], { timeout: 60_000 });
-    const loaded = JSON.parse(stdout) as string[];
-    expect(loaded.some((url) => url.includes('/services/gateway/src/service.ts'))).toBe(true);
-    expect(loaded.filter((url) => url.includes('/node_modules/bullmq/'))).toEqual([]);
   });
 });
