@@ -23,8 +23,7 @@ const ordering = builtOncePer((fieldDef: FieldDef) =>
     : { asc: sql.fragment`${column(fieldDef)} ASC`, desc: sql.fragment`${column(fieldDef)} DESC` },
 );
 const tableOf = builtOncePer((object: QueryPlan['object']) => sql.fragment`${sql.identifier([object.table])}`);
-const typed = (fieldDef: FieldDef, value: unknown) =>
-  sql.fragment`${value as string | number | boolean | null}::${SQL_TYPES[fieldDef.type === 'string[]' ? 'string' : fieldDef.type]}`;
+const typed = (fieldDef: FieldDef, value: unknown) => sql.fragment`${value as string | number | boolean | null}::${SQL_TYPES[fieldDef.type]}`;
 const anyOf = (fieldDef: FieldDef, values: unknown[]) =>
   sql.array(values as Array<string | number | boolean>, ARRAY_ELEMENT_TYPES[fieldDef.type] ?? 'text');
 
@@ -74,8 +73,8 @@ function overlapsSql(start: FieldDef, end: FieldDef, range: RangePlan): Fragment
 
 export function filterSql({ field, op, value, range, spanEnd }: FilterPlan): Fragment {
   const col = column(field);
-  if (op === 'overlaps' && range && spanEnd) return overlapsSql(field, spanEnd, range);
-  if (range) return rangeFilterSql(field, op, range);
+  // A range comes with a relative date, and with overlaps, which alone has a span end.
+  if (range) return spanEnd ? overlapsSql(field, spanEnd, range) : rangeFilterSql(field, op, range);
   switch (op) {
     case 'eq':
       return sql.fragment`${col} = ${typed(field, value)}`;
@@ -126,18 +125,18 @@ function orderSql(order: readonly OrderPlan[]): Fragment {
  * serve; otherwise the lexicographic chain: after₁ OR (equal₁ AND (after₂ OR (equal₂ AND …))).
  */
 export function afterCursorSql(order: readonly OrderPlan[], values: CursorValues): Fragment {
-  const sameDirection = order.every((entry) => entry.direction === order[0]?.direction);
-  if (sameDirection && order.every((entry) => !entry.field.nullable)) {
+  const leading = order[0]?.direction;
+  if (order.every((entry) => entry.direction === leading && !entry.field.nullable)) {
     const left = sql.join(order.map((entry) => column(entry.field)), COMMA);
     const right = sql.join(order.map((entry, i) => typed(entry.field, values[i])), COMMA);
-    return order[0]?.direction === 'desc' ? sql.fragment`(${left}) < (${right})` : sql.fragment`(${left}) > (${right})`;
+    return leading === 'desc' ? sql.fragment`(${left}) < (${right})` : sql.fragment`(${left}) > (${right})`;
   }
   let condition: Fragment = sql.fragment`FALSE`;
   for (let i = order.length - 1; i >= 0; i -= 1) {
     const { field, direction } = order[i] as OrderPlan;
-    const value = values[i];
+    const value = values[i] ?? null;
     const col = column(field);
-    if (value === null || value === undefined) {
+    if (value === null) {
       condition = sql.fragment`(${col} IS NULL AND ${condition})`;
       continue;
     }
@@ -173,7 +172,7 @@ const selectLists = builtOncePer((_object: QueryPlan['object']) => new Map<strin
 
 function selectListSql(plan: QueryPlan): FragmentSqlToken {
   const lists = selectLists(plan.object);
-  const name = `${plan.select.map((f) => f.name).join(',')}|${plan.order.map((entry) => entry.field.name).join(',')}`;
+  const name = JSON.stringify([plan.select.map((f) => f.name), plan.order.map((entry) => entry.field.name)]);
   let list = lists.get(name);
   if (list === undefined) {
     const keys = plan.order.map(({ field }, i) => cursorKey(field)(i));

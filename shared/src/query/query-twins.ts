@@ -13,20 +13,22 @@ export function twinField(object: ObjectDef): FieldDef | undefined {
   return object.possibleTwins ? object.fields.find((field) => field.name === TWIN_FIELD) : undefined;
 }
 
-const what = (object: ObjectDef) => object.name.split('.').at(-1) ?? object.name;
+/** What a row is, for the notes: the object's name without its sector (`finance.transaction` → transaction). */
+const what = (object: ObjectDef) => object.name.slice(object.sector.length + 1);
 
 /** The `notes` entry of a page holding both rows of at least one pair: which rows, and what to do. */
 export function pageTwinNotes(object: ObjectDef, rows: readonly Row[]): string[] {
   const ids = new Set(rows.map((row) => row.id));
-  const pairs: string[] = [];
+  // Each pair once, named lower id first, whichever of its rows comes first.
+  const pairs = new Set<string>();
   for (const row of rows) {
     const twin = row[TWIN_FIELD];
-    if (typeof twin === 'string' && ids.has(twin) && String(row.id) < twin) pairs.push(`${String(row.id)} and ${twin}`);
+    if (ids.has(twin)) pairs.add([String(row.id), String(twin)].sort().join(' and '));
   }
-  if (pairs.length === 0) return [];
+  if (pairs.size === 0) return [];
   const noun = what(object);
   return [
-    `This result holds both rows of ${pairs.length === 1 ? 'a pair' : `${pairs.length} pairs`} that may be the same ${noun} reported by two connections whose accounts await the operator's answer (possible_twin_id): ${pairs.join('; ')}. Count one ${noun} of each pair unless you know they differ.`,
+    `This result holds both rows of ${pairs.size === 1 ? 'a pair' : `${pairs.size} pairs`} that may be the same ${noun} reported by two connections whose accounts await the operator's answer (possible_twin_id): ${[...pairs].join('; ')}. Count one ${noun} of each pair unless you know they differ.`,
   ];
 }
 
@@ -34,19 +36,15 @@ export function pageTwinNotes(object: ObjectDef, rows: readonly Row[]): string[]
 export function decimalMinus(a: unknown, b: unknown): string | null {
   if (a === null || a === undefined) return null;
   if (b === null || b === undefined) return String(a);
-  const parse = (value: unknown) => {
-    const text = String(value);
-    const negative = text.startsWith('-');
-    const [whole = '0', fraction = ''] = text.replace(/^[-+]/, '').split('.');
-    return { negative, whole, fraction };
-  };
-  const x = parse(a);
-  const y = parse(b);
-  const scale = Math.max(x.fraction.length, y.fraction.length);
-  const big = (p: ReturnType<typeof parse>) => (p.negative ? -1n : 1n) * BigInt(`${p.whole}${p.fraction.padEnd(scale, '0')}` || '0');
-  const difference = big(x) - big(y);
-  const sign = difference < 0n ? '-' : '';
-  const digits = (difference < 0n ? -difference : difference).toString().padStart(scale + 1, '0');
+  // The whole part keeps its sign: BigInt reads "-012" as -12, so "-0.12" scaled by 100 is -12.
+  const parse = (value: unknown) => String(value).split('.') as [whole: string, fraction?: string];
+  const [xWhole, xFraction = ''] = parse(a);
+  const [yWhole, yFraction = ''] = parse(b);
+  const scale = Math.max(xFraction.length, yFraction.length);
+  const difference = BigInt(xWhole + xFraction.padEnd(scale, '0')) - BigInt(yWhole + yFraction.padEnd(scale, '0'));
+  const negative = difference < 0n;
+  const digits = (negative ? -difference : difference).toString().padStart(scale + 1, '0');
+  const sign = negative ? '-' : '';
   return scale === 0 ? `${sign}${digits}` : `${sign}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
 }
 
@@ -57,7 +55,7 @@ export function decimalMinus(a: unknown, b: unknown): string | null {
  */
 export function withoutTwins(object: ObjectDef, aggregate: AggregatePlan, groups: readonly Row[], twinRows: readonly Row[]): { rows: Row[]; notes: string[] } {
   if (twinRows.length === 0) return { rows: [...groups], notes: [] };
-  const keyOf = (row: Row) => JSON.stringify(aggregate.groupBy.map((group) => row[group.alias] ?? null));
+  const keyOf = (row: Row) => JSON.stringify(aggregate.groupBy.map((group) => row[group.alias]));
   const byGroup = new Map(twinRows.map((row) => [keyOf(row), row]));
   const metrics = aggregate.metrics.filter((metric) => metric.fn === 'count' || metric.fn === 'sum');
   const rows = groups.map((group) => {
@@ -67,7 +65,7 @@ export function withoutTwins(object: ObjectDef, aggregate: AggregatePlan, groups
       const value = group[metric.alias] ?? null;
       const without = twins ? decimalMinus(value, twins[metric.alias]) : value;
       // A count is served as a number, a sum as exact decimal text: the total without twins keeps its form.
-      added[`${metric.alias}${WITHOUT_TWINS_SUFFIX}`] = typeof value === 'number' && without !== null ? Number(without) : without;
+      added[`${metric.alias}${WITHOUT_TWINS_SUFFIX}`] = typeof value === 'number' ? Number(without) : without;
     }
     return { ...group, ...added };
   });
