@@ -281,6 +281,24 @@ describe('the cursor of a page over fields that are never missing, in one direct
   });
 });
 
+describe('pages in an order of two directions over fields that are never missing', () => {
+  it('walks every row once, in the order of one page holding them all', async () => {
+    const input = { object: 'health.sample', select: ['source_id'], order_by: [{ field: 'connection_id', direction: 'asc' }, { field: 'source_id', direction: 'desc' }] };
+    const all = (await engine.query(sample, { ...input, limit: 100 })).rows.map((row) => row.source_id);
+    const walked: unknown[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page <= all.length; page += 1) {
+      const result = await engine.query(sample, { ...input, limit: 3, cursor });
+      walked.push(...result.rows.map((row) => row.source_id));
+      cursor = result.next_cursor;
+      if (!cursor) break;
+    }
+    // 4 edge points, 7 spans and 5 heart rate and step rows.
+    expect(all).toHaveLength(16);
+    expect(walked).toEqual(all);
+  });
+});
+
 describe('a filter plan', () => {
   it('refuses overlaps without the range the planner gives it', () => {
     const field = sample.fields.find((candidate) => candidate.name === 'start_at');
