@@ -39,7 +39,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
   const { infra, live, bridge, mcp, address } = await openInOrder(async (opened) => {
     const infra = await openInfrastructure(config, 'gateway', log);
     opened.push(infra);
-    const live = openLiveOnFirstUse(() => createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS }));
+    const live = openLiveOnFirstUse(() => createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS }), { openTimeoutMs: config.LIVE_TIMEOUT_MS });
     opened.push(live);
     const bridge = await openBridgeSwitch({ db: infra.db, settings: config, log });
     opened.push(bridge);

@@ -5,6 +5,7 @@ import { openLiveOnFirstUse, type ClosableLiveRequester } from '../src/live/live
 // live request, not at start; what the requests get back is unchanged.
 const CONNECTION = '00000000-0000-0000-0000-0000000000c1';
 const fetchRequest = { connectionId: CONNECTION, object: 'home.entity', id: 'switch.coffee_maker' };
+const OPEN_WITHIN = { openTimeoutMs: 5_000 };
 const actionRequest = { connectionId: CONNECTION, name: 'home.switch.turn_on', arguments: { entity_id: 'switch.coffee_maker' } };
 
 function fakeRequester(): ClosableLiveRequester & { closes: number } {
@@ -23,7 +24,7 @@ describe('the live requester opened on first use', () => {
   it('opens nothing until the first request, then answers it with what the real requester answers', async () => {
     const real = fakeRequester();
     const open = vi.fn(async () => real);
-    const live = openLiveOnFirstUse(open);
+    const live = openLiveOnFirstUse(open, OPEN_WITHIN);
     expect(open).not.toHaveBeenCalled();
 
     await expect(live.fetchLive(fetchRequest)).resolves.toEqual({ rows: [{ entity_id: 'switch.coffee_maker', state: 'on' }] });
@@ -37,7 +38,7 @@ describe('the live requester opened on first use', () => {
     const real = fakeRequester();
     const { promise: opened, resolve } = Promise.withResolvers<ClosableLiveRequester>();
     const open = vi.fn(() => opened);
-    const live = openLiveOnFirstUse(open);
+    const live = openLiveOnFirstUse(open, OPEN_WITHIN);
     const answers = Promise.all([live.fetchLive(fetchRequest), live.invokeAction(actionRequest), live.fetchLive(fetchRequest)]);
     resolve(real);
     await answers;
@@ -48,7 +49,7 @@ describe('the live requester opened on first use', () => {
   it('fails the requests of an opening that failed, and opens again on the next request', async () => {
     const real = fakeRequester();
     const open = vi.fn<() => Promise<ClosableLiveRequester>>().mockRejectedValueOnce(new Error('redis refused the connection')).mockResolvedValue(real);
-    const live = openLiveOnFirstUse(open);
+    const live = openLiveOnFirstUse(open, OPEN_WITHIN);
     await expect(live.fetchLive(fetchRequest)).rejects.toThrow('redis refused the connection');
     await expect(live.fetchLive(fetchRequest)).resolves.toEqual({ rows: [{ entity_id: 'switch.coffee_maker', state: 'on' }] });
     expect(open).toHaveBeenCalledTimes(2);
@@ -56,11 +57,11 @@ describe('the live requester opened on first use', () => {
 
   it('closes what it opened, once, and opens nothing when it was never used', async () => {
     const unused = vi.fn(async () => fakeRequester());
-    await openLiveOnFirstUse(unused).close();
+    await openLiveOnFirstUse(unused, OPEN_WITHIN).close();
     expect(unused).not.toHaveBeenCalled();
 
     const real = fakeRequester();
-    const live = openLiveOnFirstUse(async () => real);
+    const live = openLiveOnFirstUse(async () => real, OPEN_WITHIN);
     await live.fetchLive(fetchRequest);
     await Promise.all([live.close(), live.close()]);
     expect(real.closes).toBe(1);
@@ -70,7 +71,7 @@ describe('the live requester opened on first use', () => {
     const real = fakeRequester();
     const { promise: opened, resolve } = Promise.withResolvers<ClosableLiveRequester>();
     const open = vi.fn(() => opened);
-    const live = openLiveOnFirstUse(open);
+    const live = openLiveOnFirstUse(open, OPEN_WITHIN);
     const first = live.fetchLive(fetchRequest);
     const closing = live.close();
     resolve(real);
@@ -79,5 +80,27 @@ describe('the live requester opened on first use', () => {
     expect(real.closes).toBe(1);
     await expect(live.invokeAction(actionRequest)).rejects.toThrow('closed');
     expect(open).toHaveBeenCalledTimes(1);
+  });
+
+  it('fails a request whose opening outlasts the live timeout, and serves a later request once the opening is done', async () => {
+    const real = fakeRequester();
+    const { promise: opened, resolve } = Promise.withResolvers<ClosableLiveRequester>();
+    const open = vi.fn(() => opened);
+    const live = openLiveOnFirstUse(open, { openTimeoutMs: 50 });
+    await expect(live.fetchLive(fetchRequest)).rejects.toThrow('the live queue could not be opened within 50 ms');
+    resolve(real);
+    await expect(live.invokeAction(actionRequest)).resolves.toEqual({ ok: true, result: 'done' });
+    expect(open).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not hang at close on an opening that never ends, and closes what it opens later', async () => {
+    const real = fakeRequester();
+    const { promise: opened, resolve } = Promise.withResolvers<ClosableLiveRequester>();
+    const live = openLiveOnFirstUse(() => opened, { openTimeoutMs: 50 });
+    await expect(live.fetchLive(fetchRequest)).rejects.toThrow('could not be opened');
+    await live.close();
+    expect(real.closes).toBe(0);
+    resolve(real);
+    await vi.waitFor(() => expect(real.closes).toBe(1));
   });
 });

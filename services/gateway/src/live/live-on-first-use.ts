@@ -8,10 +8,13 @@ export type ClosableLiveRequester = LiveRequester & { close(): Promise<void> };
  * request, and the queue's code and connections cost them memory for nothing (issue 38).
  *
  * Concurrent first requests share one opening. An opening that fails fails the requests awaiting it, and
- * the next request tries again. `close()` waits for an opening under way and closes what it opened; after
- * it, requests are refused instead of opening the queue again.
+ * the next request tries again. A request waits for the opening at most `openTimeoutMs` (the live timeout:
+ * with Redis away, BullMQ waits for its connection without end), then fails; the opening goes on, and a
+ * later request uses it once it is done. `close()` closes what was opened; an opening still under way is
+ * awaited as long (so shutdown never hangs on it) and closed whenever it ends. After `close()`, requests
+ * are refused instead of opening the queue again.
  */
-export function openLiveOnFirstUse(open: () => Promise<ClosableLiveRequester>): ClosableLiveRequester {
+export function openLiveOnFirstUse(open: () => Promise<ClosableLiveRequester>, { openTimeoutMs }: { openTimeoutMs: number }): ClosableLiveRequester {
   let opening: Promise<ClosableLiveRequester> | undefined;
   let closing: Promise<void> | undefined;
 
@@ -21,7 +24,7 @@ export function openLiveOnFirstUse(open: () => Promise<ClosableLiveRequester>): 
       opening = undefined;
       throw error;
     });
-    return opening;
+    return within(opening, openTimeoutMs, `the live queue could not be opened within ${openTimeoutMs} ms`);
   }
 
   return {
@@ -29,8 +32,24 @@ export function openLiveOnFirstUse(open: () => Promise<ClosableLiveRequester>): 
     invokeAction: async (request) => (await requester()).invokeAction(request),
     close: () =>
       (closing ??= (async () => {
-        const opened = await opening?.catch(() => undefined);
-        await opened?.close();
+        const closed = opening?.then(
+          (opened) => opened.close(),
+          () => undefined,
+        );
+        if (closed) await within(closed, openTimeoutMs, 'the live queue was still opening at close').catch(() => undefined);
       })()),
   };
+}
+
+/** `pending`, or a rejection with `message` once `ms` have passed first. */
+async function within<T>(pending: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  try {
+    return await Promise.race([pending, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

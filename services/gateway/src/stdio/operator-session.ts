@@ -46,7 +46,9 @@ export async function serveOperatorStdio(
   io: { stdin: Readable; stdout: Writable } = { stdin: process.stdin, stdout: process.stdout },
 ): Promise<OperatorSession> {
   const infra = await openInfrastructure(config, 'operator-stdio', log);
-  const live = openLiveOnFirstUse(() => createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS }));
+  const live = openLiveOnFirstUse(() => createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS }), {
+    openTimeoutMs: config.LIVE_TIMEOUT_MS,
+  });
   const audit = createAuditProducer({ redis: infra.redis, db: infra.db, source: 'operator-stdio', settings: config, log });
   const tools = createToolSet({ db: infra.db, direct: infra.direct, audit, log, serviceName: config.SERVICE_NAME, live });
   const server = createMcpServer({ serviceName: config.SERVICE_NAME, tools, listing: toolListing(tools), log }, OPERATOR_GRANT);
