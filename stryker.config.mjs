@@ -2,8 +2,8 @@
 import { shards } from './scripts/mutate-shards.ts';
 
 /**
- * Mutation testing of the core (issue 43): StrykerJS with its vitest runner. scripts/mutate.ts runs it one
- * shard at a time (scripts/mutate-shards.ts), overriding `mutate`, `testFiles`, the incremental file, the
+ * Mutation testing of the core (issue 43): StrykerJS with its vitest runner. scripts/mutate.ts runs it by
+ * shards (scripts/mutate-shards.ts), two at a time, overriding `mutate`, `testFiles`, the incremental file, the
  * sandbox and the report names; this file holds what every shard shares. `npx stryker run` alone mutates the
  * whole core in one go.
  */

@@ -11,6 +11,11 @@ export type Shard = {
   mutate: string[];
   /** The tests that exercise them by relative import (globs). */
   testFiles: string[];
+  /**
+   * Whether a test file's database is reused from mutant to mutant and put back into the template's state
+   * (scripts/mutate-test-environment.ts) instead of cloned and dropped each time. Proven for the query tests.
+   */
+  reuseDatabases?: boolean;
 };
 
 const QUERY_TESTS = ['shared/src/query/*.test.ts'];
@@ -20,22 +25,26 @@ export const shards: Record<string, Shard> = {
   'query-plan': {
     mutate: ['shared/src/query/query-{plan,aggregate-plan,input,cursor}*.ts'],
     testFiles: QUERY_TESTS,
+    reuseDatabases: true,
   },
   // The SQL builder: the page and aggregate statements, computed columns, visibility, twin rows.
   'query-sql': {
     mutate: ['shared/src/query/query-{sql,computed,visible,twins}*.ts'],
     // Twin rows (a transfer seen from both accounts) are exercised by the finance matching tests.
     testFiles: [...QUERY_TESTS, 'shared/src/finance/transaction-matching.test.ts'],
+    reuseDatabases: true,
   },
   // Date validation and relative dates.
   dates: {
     mutate: ['shared/src/query/query-dates.ts'],
     testFiles: QUERY_TESTS,
+    reuseDatabases: true,
   },
   // Value validation: what Postgres would refuse, and the filter values of a query.
   values: {
     mutate: ['shared/src/validation/pg-values.ts', 'shared/src/query/query-values.ts'],
     testFiles: ['shared/src/validation/*.test.ts', ...QUERY_TESTS],
+    reuseDatabases: true,
   },
   // Grants and agent key checks.
   grants: {

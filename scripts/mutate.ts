@@ -1,12 +1,15 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { Stryker } from '@stryker-mutator/core';
 import { SMOKE, shards } from './mutate-shards.ts';
 
 /**
- * npm run mutate: every shard of stryker.config.mjs in turn, each in a process of its own, then one table of
- * the modules' scores and each shard's wall time; exits 1 when a module scores under 80% (issue 43).
+ * npm run mutate: every shard of stryker.config.mjs, each in a process of its own, two at a time (the machine
+ * has two cores; each shard runs one test runner) and the longest first, then one table of the modules'
+ * scores and each shard's wall time; exits 1 when a module scores under 80% or a shard fails or kills nothing
+ * (issue 43). A shard's output lines are prefixed with its name.
  * npm run mutate -- <shard>…: only those shards. `--force`: test every mutant again, ignoring the shards'
  * incremental results. npm run mutate:smoke (`--smoke`): the small SMOKE shard from scratch with its unit tests only, for CI; it asserts
  * only that it ran to the end and killed a mutant (so the tests do reach the sandbox's mutated code).
@@ -14,6 +17,8 @@ import { SMOKE, shards } from './mutate-shards.ts';
 const root = path.resolve(import.meta.dirname, '..');
 const reportDir = path.join(root, 'reports/mutation');
 const MIN_SCORE = 80;
+/** Shards run at once: one test runner each, on a 2-core machine. */
+const LANES = 2;
 
 type Counts = { killed: number; survived: number; noCoverage: number; timeout: number; errors: number; static: number };
 type ShardSummary = { modules: Record<string, Counts> };
@@ -60,11 +65,27 @@ function summaryFile(id: string): string {
   return path.join(reportDir, `${id}.summary.json`);
 }
 
+/** Runs one shard's process, its output prefixed with the shard's name; resolves with its exit code. */
 function runWorker(name: string, flags: string[]): Promise<number | null> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [import.meta.filename, '--shard-worker', name, ...flags], { cwd: root, stdio: 'inherit' });
+    const env = shards[name]?.reuseDatabases ? { ...process.env, PCG_MUTATE_REUSE_DATABASES: '1' } : process.env;
+    const child = spawn(process.execPath, [import.meta.filename, '--shard-worker', name, ...flags], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env });
+    for (const [stream, out] of [[child.stdout, process.stdout], [child.stderr, process.stderr]] as const) {
+      createInterface({ input: stream }).on('line', (line) => out.write(`[${name}] ${line}\n`));
+    }
     child.once('close', resolve);
   });
+}
+
+/**
+ * How long a shard is expected to take, to start the longest first: the number of mutants its incremental
+ * file holds (a shard without one has never run, may be any size, and goes first).
+ */
+function expectedSize(name: string): number {
+  const file = path.join(reportDir, `${name}.incremental.json`);
+  if (!existsSync(file)) return Number.POSITIVE_INFINITY;
+  const report = JSON.parse(readFileSync(file, 'utf8')) as { files: Record<string, { mutants: unknown[] }> };
+  return Object.values(report.files).reduce((sum, entry) => sum + entry.mutants.length, 0);
 }
 
 /** Stryker's mutation score: detected mutants over all valid ones (errors and ignored static ones do not count). */
@@ -72,6 +93,26 @@ function score(counts: Counts): number | undefined {
   const detected = counts.killed + counts.timeout;
   const valid = detected + counts.survived + counts.noCoverage;
   return valid === 0 ? undefined : (100 * detected) / valid;
+}
+
+type ShardOutcome = { name: string; code: number | null; seconds: number };
+
+/** Runs the shards LANES at a time, longest first; the outcomes come back in the order of `names`. */
+async function runShards(names: string[], flags: string[]): Promise<ShardOutcome[]> {
+  const queue = [...names].sort((a, b) => expectedSize(b) - expectedSize(a));
+  const outcomes = new Map<string, ShardOutcome>();
+  const lane = async () => {
+    for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+      console.log(`\n=== mutate ${name}${flags.includes('--smoke') ? ' (smoke)' : ''}`);
+      const started = performance.now();
+      const code = await runWorker(name, flags);
+      const seconds = Math.round((performance.now() - started) / 1000);
+      console.log(`=== ${name} done in ${seconds} s (exit ${code})`);
+      outcomes.set(name, { name, code, seconds });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(LANES, names.length) }, lane));
+  return names.map((name) => outcomes.get(name) as ShardOutcome);
 }
 
 async function main(): Promise<number> {
@@ -88,12 +129,9 @@ async function main(): Promise<number> {
 
   const failures: string[] = [];
   const rows: Array<Record<string, string | number>> = [];
-  for (const name of selected) {
+  const started = performance.now();
+  for (const { name, code, seconds } of await runShards(selected, [...(smoke ? ['--smoke'] : []), ...(force ? ['--force'] : [])])) {
     const id = smoke ? `smoke-${name}` : name;
-    console.log(`\n=== mutate ${name}${smoke ? ' (smoke)' : ''}`);
-    const started = performance.now();
-    const code = await runWorker(name, [...(smoke ? ['--smoke'] : []), ...(force ? ['--force'] : [])]);
-    const seconds = Math.round((performance.now() - started) / 1000);
     if (code !== 0) {
       failures.push(`shard ${name} exited with ${code} after ${seconds} s`);
       continue;
@@ -108,6 +146,7 @@ async function main(): Promise<number> {
     }
   }
   console.table(rows);
+  console.log(`all shards: ${Math.round((performance.now() - started) / 1000)} s`);
   if (failures.length > 0) console.error(failures.join('\n'));
   return failures.length > 0 ? 1 : 0;
 }
