@@ -38,6 +38,15 @@ describe('the shape a cursor is bound to', () => {
     expect(shapeOf(grouped)).not.toBe(shapeOf({ object: 'finance.transaction' }));
   });
 
+  it("changes with the person's time zone when a group is a bucket of days, and only then", () => {
+    const inZone = (input: Record<string, unknown>, zone: string) =>
+      queryShape(planQuery(findObject('finance.transaction') as ObjectDef, QueryInputSchema.parse(input), { zone, now: new Date('2026-03-01T12:00:00Z') }));
+    const mixed = { object: 'finance.transaction', aggregate: { group_by: ['category', { field: 'date', bucket: 'month' }], metrics: [{ fn: 'count' }] } };
+    expect(inZone(mixed, 'Europe/Berlin')).not.toBe(inZone(mixed, 'America/New_York'));
+    const plain = { object: 'finance.transaction', aggregate: { group_by: ['category'], metrics: [{ fn: 'count' }] } };
+    expect(inZone(plain, 'Europe/Berlin')).toBe(inZone(plain, 'America/New_York'));
+  });
+
   it('is written in 22 URL-safe characters', () => {
     expect(shapeOf(rows)).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
