@@ -1,22 +1,17 @@
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
+import { catalogueObject, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { deleteRecords, upsertRecords } from '../cache/index.ts';
 import { createQueryEngine } from '../query/index.ts';
 import { knownValues } from '../reads/known-values.ts';
-import { findObject, type ObjectDef } from '../sectors/index.ts';
 import { createAccountMatchService } from './account-matches-service.ts';
 
 // The read path of a merged account through direct cache writes, two connections of two providers:
 // pages, aggregates, get_record and get_schema's known values all leave the merged copy out.
 const testEnv = useTestEnvironment();
 const engine = () => createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
-const object = (name: string): ObjectDef => {
-  const found = findObject(name);
-  if (!found) throw new Error(`no object ${name}`);
-  return found;
-};
+const object = catalogueObject;
 let early = '';
 let late = '';
 

@@ -2,17 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { useMigrationDatabase } from '@pcg/testkit/testing';
+import { catalogueObject, useMigrationDatabase } from '@pcg/testkit/testing';
 import { createDatabase } from '../db/index.ts';
 import { createQueryEngine } from '../query/index.ts';
-import { findObject, type ObjectDef } from '../sectors/index.ts';
 
 const MIGRATION = '1795300055000_finance-transactions-once.sql';
-const object = (name: string): ObjectDef => {
-  const found = findObject(name);
-  if (!found) throw new Error(`no object ${name}`);
-  return found;
-};
+const object = catalogueObject;
 
 // Issue 33, existing data: rows cached before the migration get a date, the one category language and (for
 // the bank-link bridge) an account type; answered account matches keep their answers; transactions of a

@@ -1,10 +1,9 @@
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
+import { catalogueObject, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { upsertRecords } from '../cache/index.ts';
 import { createQueryEngine } from '../query/index.ts';
-import { findObject, type ObjectDef } from '../sectors/index.ts';
 import { createAccountMatchService } from './account-matches-service.ts';
 
 // Design 8.3 / issue 33: transactions of matched accounts matched one by one. Two connections, the earlier
@@ -13,11 +12,7 @@ import { createAccountMatchService } from './account-matches-service.ts';
 // written out by hand from the rule, never computed by the code under test.
 const testEnv = useTestEnvironment();
 const engine = () => createQueryEngine({ db: testEnv.db, direct: testEnv.direct });
-const object = (name: string): ObjectDef => {
-  const found = findObject(name);
-  if (!found) throw new Error(`no object ${name}`);
-  return found;
-};
+const object = catalogueObject;
 const transactions = object('finance.transaction');
 const accounts = object('finance.account');
 const matches = () => createAccountMatchService({ db: testEnv.db });

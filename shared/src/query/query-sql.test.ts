@@ -1,10 +1,10 @@
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
+import { catalogueObject, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { upsertRecords } from '../cache/index.ts';
 import { createAccountMatchService } from '../finance/index.ts';
-import { findObject, type ObjectDef } from '../sectors/index.ts';
+import { type ObjectDef } from '../sectors/index.ts';
 import { createQueryEngine, type QueryEngine, type QueryContext } from './query-engine.ts';
 import { QueryInputSchema } from './query-input.ts';
 import { planQuery } from './query-plan.ts';
@@ -15,11 +15,7 @@ import { filterSql, pageSql } from './query-sql.ts';
 // Every expectation is written out by hand from the rule the field or operator documents.
 const testEnv = useTestEnvironment();
 let engine: QueryEngine;
-const object = (name: string): ObjectDef => {
-  const found = findObject(name);
-  if (!found) throw new Error(`no object ${name}`);
-  return found;
-};
+const object = catalogueObject;
 const sample = object('health.sample');
 const event = object('calendar.event');
 const transaction = object('finance.transaction');

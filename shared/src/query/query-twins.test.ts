@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findObject, type ObjectDef } from '../sectors/index.ts';
+import { catalogueObject } from '@pcg/testkit/testing';
 import { QueryInputSchema } from './query-input.ts';
 import { planQuery, type AggregatePlan } from './query-plan.ts';
 import { decimalMinus, pageTwinNotes, twinField, withoutTwins } from './query-twins.ts';
@@ -7,11 +7,7 @@ import { decimalMinus, pageTwinNotes, twinField, withoutTwins } from './query-tw
 // Design 8.3: an undecided account match hides nothing; rows of both copies carry possible_twin_id, a result
 // holding both rows of a pair has a top-level notes entry saying so, and an aggregate gives each count and sum
 // also as <metric>_without_possible_twins (finance's notes). Every expected value below is written by hand.
-const object = (name: string): ObjectDef => {
-  const found = findObject(name);
-  if (!found) throw new Error(`no object ${name}`);
-  return found;
-};
+const object = catalogueObject;
 const transactions = object('finance.transaction');
 const accounts = object('finance.account');
 

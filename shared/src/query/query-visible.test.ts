@@ -1,10 +1,10 @@
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
+import { catalogueObject, insertTestConnection, useTestEnvironment } from '@pcg/testkit/testing';
 import { upsertRecords } from '../cache/index.ts';
 import { createAccountMatchService } from '../finance/index.ts';
-import { findObject, type ObjectDef } from '../sectors/index.ts';
+import { type ObjectDef } from '../sectors/index.ts';
 import { createQueryEngine, type QueryEngine } from './query-engine.ts';
 
 // Spec 2.1 and design 8.3: an account two connections both deliver appears once, from the connection created
@@ -13,11 +13,7 @@ import { createQueryEngine, type QueryEngine } from './query-engine.ts';
 // (merged without asking), and a savings account only the later one has.
 const testEnv = useTestEnvironment();
 let engine: QueryEngine;
-const object = (name: string): ObjectDef => {
-  const found = findObject(name);
-  if (!found) throw new Error(`no object ${name}`);
-  return found;
-};
+const object = catalogueObject;
 const accounts = object('finance.account');
 const holdings = object('finance.holding');
 const accountIds: Record<string, string> = {};

@@ -5,8 +5,15 @@ import { createConnectionQueries, type ConnectionStatus } from '@pcg/shared/conn
 import { createAgentService } from '@pcg/shared/grants';
 import { createLogger } from '@pcg/shared/logger';
 import type { Redis } from '@pcg/shared/redis';
-import type { Sector } from '@pcg/shared/sectors';
+import { findObject, type ObjectDef, type Sector } from '@pcg/shared/sectors';
 import { waitFor } from './test-environment.ts';
+
+/** The catalogue's object of that name; a name the catalogue lacks fails the test that asked. */
+export function catalogueObject(name: string): ObjectDef {
+  const found = findObject(name);
+  if (!found) throw new Error(`no object ${name}`);
+  return found;
+}
 
 /** Inserts a connection row directly (tests only) and returns its id. */
 export async function insertTestConnection(
