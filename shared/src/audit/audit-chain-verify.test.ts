@@ -211,6 +211,19 @@ describe('each break named with a detail an operator can act on', () => {
     });
   });
 
+  it("a row of the anchored row's own flush, written after it at a place the anchor covers", async () => {
+    await writeThree({ key: key.bytes });
+    const [second, third, fourth] = [await rowAt(2), await rowAt(3), await rowAt(4)];
+    const anchor = await anchorNow({ rows: 4, hash: fourth.hash, id: second.id, createdAt: second.createdAt });
+    expect(second.createdAt).toBe(third.createdAt);
+    expect((await verifyAuditChain(testEnv.db, { key, anchor })).break).toEqual({
+      kind: 'rewritten',
+      row: 3,
+      id: third.id,
+      detail: `${third.described} at place 3 was written after the anchor of 2026-11-27T06:00:00.000Z, which covers places up to 4: the rows anchored there were replaced`,
+    });
+  });
+
   it('a first row other than the one the head record names', async () => {
     await writeThree({ key: key.bytes });
     await testEnv.db.query(sql.unsafe`UPDATE audit_chain SET first_hash = decode(${'cd'.repeat(32)}, 'hex')`);

@@ -121,14 +121,13 @@ export async function* walkLedger(db: DatabasePool, after: LedgerPosition | null
     for (;;) {
       let pick = -1;
       heads.forEach((head, index) => {
-        const current = pick >= 0 ? heads[pick] : undefined;
+        const current = heads[pick];
         if (!head.done && (current === undefined || current.done || before(head.value, current.value))) pick = index;
       });
-      const chosen = heads[pick];
-      const source = sources[pick];
-      if (chosen === undefined || chosen.done || source === undefined) return;
-      yield chosen.value;
-      heads[pick] = await source.next();
+      if (pick < 0) return;
+      // Only a reader with a row left is picked.
+      yield (heads[pick] as IteratorYieldResult<WalkedRow>).value;
+      heads[pick] = await (sources[pick] as AsyncGenerator<WalkedRow>).next();
     }
   } finally {
     // A walk stopped at a break closes every user's reader, so no page fetched ahead is left behind.
