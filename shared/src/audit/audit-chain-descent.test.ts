@@ -123,6 +123,15 @@ describe('checkDescent: does the head descend from the last anchored head?', () 
     expect(await checkDescent(testEnv.db, key, start, head)).toEqual({ descends: false, detail: `row id ${unplaced} stands where place 1 should (it claims place none)` });
   });
 
+  it('refuses a row at its place that carries no link', async () => {
+    await writeKeyed('a');
+    const start = await readChainStartBase(testEnv.db);
+    const head = await readChainHead(testEnv.db);
+    const second = await idAt(2);
+    await testEnv.db.query(sql.unsafe`UPDATE audit_log SET row_hash = NULL WHERE chain_seq = 2`);
+    expect(await checkDescent(testEnv.db, key, start, head)).toEqual({ descends: false, detail: `row id ${second} stands where place 2 should (it claims place 2)` });
+  });
+
   it('refuses a head the rows do not reach, or one whose place holds another row', async () => {
     await writeKeyed('a');
     const start = await readChainStartBase(testEnv.db);

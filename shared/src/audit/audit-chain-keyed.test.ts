@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, rmdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { auditChainKeyId, loadAuditChainKey } from '../crypto/audit-chain-key.ts';
+import { auditChainKeyId, auditChainKeyPath, loadAuditChainKey } from '../crypto/audit-chain-key.ts';
 import { sql } from '../db/index.ts';
 import { useTestEnvironment } from '@pcg/testkit/testing';
 import { buildAuditRow } from './audit-fns.ts';
@@ -13,7 +13,7 @@ import { chainHash } from './audit-chain-fns.ts';
 import { MICROSECOND_UTC, readChainHead } from './audit-chain-queries.ts';
 import { verifyAuditChain } from './audit-chain-verify.ts';
 import { verifyAuditLedger } from './audit-chain-service.ts';
-import { writeAuditAnchor, type AuditAnchor } from './audit-anchor.ts';
+import { auditAnchorPath, writeAuditAnchor, type AuditAnchor } from './audit-anchor.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
 
 const testEnv = useTestEnvironment();
@@ -197,6 +197,13 @@ describe('a chain begun before the chain was keyed', () => {
     });
   });
 
+  it('without the key, checks the old rows as written and counts the rest unchecked, from the first keyed place the database records', async () => {
+    for (const prefix of ['old-a', 'old-b']) await writeUnkeyed(prefix);
+    for (const prefix of ['new-a', 'new-b']) await writeKeyed(prefix);
+    expect(await testEnv.db.oneFirst(sql.type(z.object({ first_keyed_seq: z.number().nullable() }))`SELECT first_keyed_seq FROM audit_chain`)).toBe(9);
+    expect(await verifyAuditChain(testEnv.db)).toMatchObject({ intact: true, intactThrough: { row: 16 }, firstKeyedRow: 9, uncheckedRows: 8 });
+  });
+
   it('still reports an edit among the old rows', async () => {
     for (const prefix of ['old-a', 'old-b']) await writeUnkeyed(prefix);
     await writeKeyed('new');
@@ -208,9 +215,30 @@ describe('a chain begun before the chain was keyed', () => {
 describe('verifyAuditLedger: which key, which anchor, what was proven', () => {
   it('without the key checks internal consistency only and says so', async () => {
     for (const prefix of ['a', 'b']) await writeKeyed(prefix);
+    const before = performance.now();
     const result = await verifyAuditLedger(testEnv.db, { dataDir });
-    expect(result).toMatchObject({ intact: true, key: { state: 'absent', id: null }, keyId: null, uncheckedRows: 8 });
+    const took = performance.now() - before;
+    expect(result).toMatchObject({ intact: true, key: { state: 'absent', id: null }, keyId: null, uncheckedRows: 8, anchor: null, anchorFile: 'absent' });
     expect(result.proven).toMatch(/^internal consistency only/);
+    expect(result.elapsedMs).toBeGreaterThanOrEqual(0);
+    expect(result.elapsedMs).toBeLessThanOrEqual(Math.ceil(took));
+  });
+
+  it('still walks the chain when the anchor and key files are damaged, and says so', async () => {
+    for (const prefix of ['a', 'b']) await writeKeyed(prefix);
+    await writeFile(auditAnchorPath(dataDir), 'not an anchor');
+    await writeFile(auditChainKeyPath(dataDir), 'not a key', { mode: 0o600 });
+    const result = await verifyAuditLedger(testEnv.db, { dataDir });
+    expect(result).toMatchObject({ intact: true, checkedRows: 8, uncheckedRows: 8, anchor: null, anchorFile: 'unreadable', key: { state: 'unreadable', id: null }, keyId: null });
+    expect(result.proven).toMatch(/^internal consistency only \(the chain key file is damaged\)/);
+  });
+
+  it('fails when DATA_DIR cannot be read, rather than taking that for a damaged or absent file', async () => {
+    await mkdir(auditAnchorPath(dataDir));
+    await expect(verifyAuditLedger(testEnv.db, { dataDir })).rejects.toMatchObject({ code: 'EISDIR' });
+    await rmdir(auditAnchorPath(dataDir));
+    await mkdir(auditChainKeyPath(dataDir));
+    await expect(verifyAuditLedger(testEnv.db, { dataDir })).rejects.toMatchObject({ code: 'EISDIR' });
   });
 
   it('with the key in DATA_DIR names it by id and says what it proved, and never serves the key', async () => {
@@ -219,7 +247,7 @@ describe('verifyAuditLedger: which key, which anchor, what was proven', () => {
     const anchor = { ...(await anchorNow()), keyId: inDataDir.id };
     await writeAuditAnchor(dataDir, anchor);
     const result = await verifyAuditLedger(testEnv.db, { dataDir });
-    expect(result).toMatchObject({ intact: true, key: { state: 'present', id: inDataDir.id }, firstKeyedRow: 1, anchor: { rows: 4, matched: true, chain: 'this' } });
+    expect(result).toMatchObject({ intact: true, key: { state: 'present', id: inDataDir.id }, firstKeyedRow: 1, anchor: { rows: 4, matched: true, chain: 'this' }, anchorFile: 'present' });
     expect(result.proven).toContain(`with chain key ${inDataDir.id}: every edit, insertion, deletion, reorder and forged append up to the anchor's row 4`);
     const served = JSON.stringify(result);
     expect(served).not.toContain(inDataDir.bytes.toString('base64'));

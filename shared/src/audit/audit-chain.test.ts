@@ -7,6 +7,7 @@ import { buildAuditRow } from './audit-fns.ts';
 import { insertAuditRows, selectAuditRows } from './audit-queries.ts';
 import { insertChainedAuditRows, MICROSECOND_UTC, readChainHead } from './audit-chain-queries.ts';
 import { verifyAuditChain } from './audit-chain-verify.ts';
+import { walkLedger } from './audit-chain-walk.ts';
 import type { AuditAnchor } from './audit-anchor.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
 
@@ -69,6 +70,58 @@ describe('the hash chain as written', () => {
     const ids = await testEnv.db.anyFirst(sql.type(z.object({ id: z.number() }))`SELECT id FROM audit_log ORDER BY id`);
     expect(ids[3]! - ids[2]!).toBe(4); // the lost batch's ids are a gap
     expect(await verifyAuditChain(testEnv.db)).toMatchObject({ intact: true, intactThrough: { row: 6 } });
+  });
+
+  it('writes nothing for an empty batch and gives back the head unchanged', async () => {
+    await writeThreeFlushes();
+    const head = await readChainHead(testEnv.db);
+    expect(await testEnv.db.transaction((tx) => insertChainedAuditRows(tx, []))).toEqual({ written: 0, head });
+    expect(await readChainHead(testEnv.db)).toEqual(head);
+  });
+
+  it('resolves to the rows written and the new head, and gives the chain its id at its first row only', async () => {
+    const empty = await readChainHead(testEnv.db);
+    const first = await testEnv.db.transaction((tx) => insertChainedAuditRows(tx, rows(3, 'a')));
+    const afterFirst = await readChainHead(testEnv.db);
+    expect(first).toEqual({ written: 3, head: afterFirst });
+    expect(afterFirst).toMatchObject({ seq: 3, id: await idAt(3) });
+    expect(afterFirst.chainId).not.toBe(empty.chainId);
+    await insertAuditRows(testEnv.db, rows(2, 'b'));
+    expect(await readChainHead(testEnv.db)).toMatchObject({ seq: 5, chainId: afterFirst.chainId });
+  });
+
+  it('chains two flushes at once one after the other: the second waits for the first to commit', async () => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let firstWritten = () => {};
+    const written = new Promise<void>((resolve) => (firstWritten = resolve));
+    const first = testEnv.db.transaction(async (tx) => {
+      await insertChainedAuditRows(tx, rows(3, 'first'));
+      firstWritten();
+      await released;
+    });
+    // A first flush that fails fails the test at once.
+    await Promise.race([written, first]);
+    let secondSettled = false;
+    const second = insertAuditRows(testEnv.db, rows(3, 'second')).finally(() => (secondSettled = true));
+    // The first commits once the second waits on a lock (the head's), or has ended without waiting.
+    const waiting = () => testEnv.db.oneFirst(sql.type(z.object({ count: z.number() }))`
+      SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+    while (!secondSettled && (await waiting()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    release();
+    await Promise.all([first, second]);
+    expect(await verifyAuditChain(testEnv.db)).toMatchObject({ intact: true, intactThrough: { row: 6 } });
+  });
+
+  it("reads a user id's rows a page at a time, asking for the next page only after a full one", async () => {
+    await insertAuditRows(testEnv.db, rows(4, 'a'));
+    let queries = 0;
+    const counting: typeof testEnv.db = { ...testEnv.db, any: (query) => ((queries += 1), testEnv.db.any(query)) };
+    const places: Array<number | null> = [];
+    for await (const row of walkLedger(counting, null, 3)) places.push(row.seq);
+    expect(places).toEqual([1, 2, 3, 4]);
+    // The user ids, a full page of 3 (so the next is asked for), then a page of 1 (so no other).
+    expect(queries).toBe(3);
   });
 
   it('covers rows of every user id, merged in the ledger order', async () => {
@@ -194,6 +247,24 @@ describe('tampering found and named', () => {
       INSERT INTO audit_log (user_id, tool, decision, outcome, request_id, created_at)
       SELECT 7, 'query', 'allow', 'ok', 'hidden', created_at FROM audit_log WHERE chain_seq = 12`);
     expect((await verifyAuditChain(testEnv.db)).break).toMatchObject({ kind: 'inserted', row: 13 });
+  });
+
+  it('an inserted row of another user id, placed by its created_at among the chained rows', async () => {
+    await writeThreeFlushes();
+    const inserted = await testEnv.db.oneFirst(sql.type(z.object({ id: z.number() }))`
+      INSERT INTO audit_log (user_id, tool, decision, outcome, request_id, created_at)
+      SELECT 7, 'query', 'allow', 'ok', 'hidden', created_at + interval '1 microsecond' FROM audit_log WHERE chain_seq = 4
+      RETURNING id`);
+    expect((await verifyAuditChain(testEnv.db)).break).toMatchObject({ kind: 'inserted', row: 5, id: inserted });
+  });
+
+  it('an inserted row of another user id with an id older than the chain\'s, placed by its created_at', async () => {
+    await writeThreeFlushes();
+    const olderId = (await idAt(1)) - 1;
+    await testEnv.db.query(sql.unsafe`
+      INSERT INTO audit_log (id, user_id, tool, decision, outcome, request_id, created_at)
+      SELECT ${olderId}, 7, 'query', 'allow', 'ok', 'hidden', created_at + interval '1 microsecond' FROM audit_log WHERE chain_seq = 12`);
+    expect((await verifyAuditChain(testEnv.db)).break).toMatchObject({ kind: 'inserted', row: 13, id: olderId });
   });
 
   it('a tail truncated before the last anchor, even with the head record rewound to match', async () => {
