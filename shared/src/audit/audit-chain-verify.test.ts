@@ -134,6 +134,23 @@ describe('each break named with a detail an operator can act on', () => {
     expect((await verifyAuditChain(testEnv.db)).break).toEqual({ kind: 'removed', row: 7, id: ninth.id, detail: `places 7 to 8 are missing before ${ninth.described}` });
   });
 
+  it('the place before the last row removed', async () => {
+    await writeThree();
+    await testEnv.db.query(sql.unsafe`DELETE FROM audit_log WHERE chain_seq = 11`);
+    const last = await rowAt(12);
+    expect((await verifyAuditChain(testEnv.db)).break).toEqual({ kind: 'removed', row: 11, id: last.id, detail: `place 11 is missing before ${last.described}` });
+  });
+
+  it('a chained row that lost its hash, or its place', async () => {
+    await writeThree();
+    const sixth = await rowAt(6);
+    const noHash = { kind: 'inserted', row: 6, id: sixth.id, detail: `${sixth.described} carries no chain hash: it was not written by the audit-writer` };
+    await testEnv.db.query(sql.unsafe`UPDATE audit_log SET row_hash = NULL WHERE chain_seq = 6`);
+    expect((await verifyAuditChain(testEnv.db)).break).toEqual(noHash);
+    await testEnv.db.query(sql.unsafe`UPDATE audit_log SET row_hash = decode(${sixth.hash}, 'hex'), chain_seq = NULL WHERE id = ${sixth.id}`);
+    expect((await verifyAuditChain(testEnv.db)).break).toEqual(noHash);
+  });
+
   it('a row with no chain hash among the chained ones', async () => {
     await writeThree();
     const inserted = await testEnv.db.one(sql.type(z.object({ id: z.number(), created_at: z.string() }))`
