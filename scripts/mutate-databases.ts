@@ -4,23 +4,38 @@ import type { TestProject } from 'vitest/node';
 /**
  * Global setup of mutation runs, after test/global-setup.ts (vitest.mutate.config.ts): the databases that
  * scripts/mutate-test-environment.ts reuses across a run's workers outlive them, so they are dropped here when
- * the run ends, and at the start, those a killed run left behind (their template is gone).
+ * the run ends, and at the start, those a killed run left behind (the process named in their template's name,
+ * `pcg_tpl_<pid>_…`, is gone).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const { pgServerUrl, templateDatabase } = project.getProvidedContext();
-  await dropDatabases(pgServerUrl, (name, templates) => !templates.has(`pcg_tpl_${name.slice('pcg_m_'.length).replace(/_\d+_\d+$/, '')}`));
+  // Process ids name processes of this machine only: a server elsewhere may hold another machine's runs.
+  if (onThisMachine(pgServerUrl)) await dropDatabases(pgServerUrl, (name) => !processAlive(Number(name.split('_')[2])));
   const prefix = reusedDatabasePrefix(templateDatabase);
   return () => dropDatabases(pgServerUrl, (name) => name.startsWith(prefix));
 }
 
-async function dropDatabases(serverUrl: string, drop: (name: string, templates: Set<string>) => boolean): Promise<void> {
+function onThisMachine(serverUrl: string): boolean {
+  return ['127.0.0.1', 'localhost', '[::1]', ''].includes(new URL(serverUrl).hostname);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function dropDatabases(serverUrl: string, drop: (name: string) => boolean): Promise<void> {
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
-    const { rows } = await admin.query<{ name: string }>(`SELECT datname AS name FROM pg_database WHERE datname LIKE 'pcg\\_%'`);
-    const templates = new Set(rows.map((row) => row.name).filter((name) => name.startsWith('pcg_tpl_')));
+    const { rows } = await admin.query<{ name: string }>(`SELECT datname AS name FROM pg_database WHERE datname LIKE 'pcg\\_m\\_%'`);
     for (const { name } of rows) {
-      if (name.startsWith('pcg_m_') && drop(name, templates)) await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+      if (drop(name)) await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
     }
   } finally {
     await admin.end();
