@@ -144,12 +144,16 @@ export function createAuditWriter(deps: AuditWriterDeps) {
    */
   function pickFresh(chunks: readonly ReadChunk[]): { lost: number; picked: number[][] } {
     let lost = 0;
-    const picked = chunks.map((chunk) => {
-      const noted = marks.note(chunk.marks);
+    const picked = chunks.map(({ marks: numbering, scalars }) => {
+      const entries = Array.from(numbering.seq, (seq, index) => {
+        const after = numbering.after[index] ?? Number.NaN;
+        return { producer: numbering.producers[numbering.producer[index] ?? -1], seq, after: Number.isNaN(after) ? undefined : after, readable: numbering.readable[index] ?? -1 };
+      });
+      const noted = marks.note(entries);
       lost += noted.lost;
-      const repeats = new Set(chunk.marks.filter((mark) => mark.readable !== null).map((mark) => mark.readable));
-      for (const mark of noted.fresh) repeats.delete(mark.readable);
-      return chunk.scalars.map((_, row) => row).filter((row) => !repeats.has(row));
+      const repeats = new Set(entries.filter((entry) => entry.readable >= 0).map((entry) => entry.readable));
+      for (const entry of noted.fresh) repeats.delete(entry.readable);
+      return scalars.map((_, row) => row).filter((row) => !repeats.has(row));
     });
     return { lost, picked };
   }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson, rowScalarsJson } from './audit-chain-fns.ts';
 import { encodeAuditCopyRows, encodeAuditCopyTuples, timestamptzBinary } from './audit-copy-binary.ts';
 import { buildAuditRow } from './audit-fns.ts';
-import { readQueueChunk } from './audit-queue-read.ts';
+import { readQueueChunk, type ReadChunk } from './audit-queue-read.ts';
 import { createQueueReader, readQueueBatchHere } from './audit-queue-reader.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
 
@@ -11,6 +11,14 @@ const row = (requestId: string, argsJson = '{"b":1,"a":[2]}'): QueuedAuditRow =>
   argsJson,
 });
 const entry = (queued: QueuedAuditRow, numbering: object = {}) => JSON.stringify({ ...queued, ...numbering });
+/** A chunk's producer numbers as one object an entry, in queue order. */
+const numbering = ({ marks }: ReadChunk) =>
+  Array.from(marks.seq, (seq, index) => ({
+    producer: marks.producers[marks.producer[index]!],
+    seq,
+    after: Number.isNaN(marks.after[index]) ? null : marks.after[index],
+    readable: marks.readable[index] === -1 ? null : marks.readable[index],
+  }));
 const CREATED_AT = timestamptzBinary('2026-11-27T10:00:00.123456Z');
 const place = (index: number) => ({ id: 100 + index, seq: 10 + index, hash: index.toString(16).padStart(64, '0') });
 
@@ -21,9 +29,9 @@ describe('reading a chunk of queue entries', () => {
     expect(chunk).toMatchObject({ taken: 2, unreadable: 0 });
     expect(chunk.scalars).toEqual(rows.map(rowScalarsJson));
     expect(chunk.canonical).toEqual(['{"a":[2],"b":1}', '{"z":{"x":null,"y":true}}']);
-    expect(chunk.marks).toEqual([
-      { entry: 0, producer: 'gw', seq: 1, after: undefined, readable: 0 },
-      { entry: 1, producer: 'gw', seq: 2, after: undefined, readable: 1 },
+    expect(numbering(chunk)).toEqual([
+      { producer: 'gw', seq: 1, after: null, readable: 0 },
+      { producer: 'gw', seq: 2, after: null, readable: 1 },
     ]);
     // The fields and the chain's part make the same tuples as encoding whole rows.
     const whole = encodeAuditCopyRows(rows.map((queued, index) => ({ ...place(index), row: queued })), CREATED_AT);
@@ -34,17 +42,19 @@ describe('reading a chunk of queue entries', () => {
   it('counts as unreadable an entry that is not JSON, not a queued row, or whose args are not JSON, and keeps the producer number of those that have one', () => {
     const chunk = readQueueChunk([
       'not json',
+      entry(row('other'), { producer: 'console', seq: 7 }),
       entry(row('a')),
       JSON.stringify({ tool: 'query', producer: 'gw', seq: 2 }),
       entry(row('bad-args', '{"not json'), { producer: 'gw', seq: 3, after: 1 }),
       entry(row('b'), { producer: 'gw', seq: 4 }),
     ]);
-    expect(chunk).toMatchObject({ taken: 5, unreadable: 3 });
-    expect(chunk.scalars).toEqual([rowScalarsJson(row('a')), rowScalarsJson(row('b'))]);
-    expect(chunk.marks).toEqual([
-      { entry: 2, producer: 'gw', seq: 2, after: undefined, readable: null },
-      { entry: 3, producer: 'gw', seq: 3, after: 1, readable: null },
-      { entry: 4, producer: 'gw', seq: 4, after: undefined, readable: 1 },
+    expect(chunk).toMatchObject({ taken: 6, unreadable: 3 });
+    expect(chunk.scalars).toEqual([rowScalarsJson(row('other')), rowScalarsJson(row('a')), rowScalarsJson(row('b'))]);
+    expect(numbering(chunk)).toEqual([
+      { producer: 'console', seq: 7, after: null, readable: 0 },
+      { producer: 'gw', seq: 2, after: null, readable: null },
+      { producer: 'gw', seq: 3, after: 1, readable: null },
+      { producer: 'gw', seq: 4, after: null, readable: 2 },
     ]);
   });
 

@@ -18,46 +18,82 @@ export type ReadChunk = {
   taken: number;
   /** Entries that are not JSON, not a queued row, or whose args are not JSON. */
   unreadable: number;
-  /** Each entry that names its producer and number (readable or not), by its index among `taken`. */
-  marks: Array<{ entry: number; producer: string; seq: number; after?: number | undefined; readable: number | null }>;
+  /**
+   * Each entry that names its producer and number (readable or not), in queue order, as parallel arrays
+   * (they cross between threads without a copy): its producer (an index into `producers`), its number, the
+   * number before it when the entry says (else NaN), and its index among readable rows (else -1).
+   */
+  marks: { producers: string[]; producer: Int32Array<ArrayBuffer>; seq: Float64Array<ArrayBuffer>; after: Float64Array<ArrayBuffer>; readable: Int32Array<ArrayBuffer> };
   /** Per readable row (its index among readable rows): `rowScalarsJson` and `canonicalJson` of its args. */
   scalars: string[];
   canonical: string[];
   fields: EncodedRowFields;
 };
 
+/** The memory of a chunk's arrays, which a thread hands over rather than copies. */
+export const readChunkTransfers = (chunk: ReadChunk): ArrayBuffer[] => [
+  chunk.fields.bytes.buffer,
+  chunk.fields.ends.buffer,
+  chunk.marks.producer.buffer,
+  chunk.marks.seq.buffer,
+  chunk.marks.after.buffer,
+  chunk.marks.readable.buffer,
+];
+
 /** The producer's numbering of an entry that is JSON but not a readable row, when it has one. */
 const NumberingSchema = z.object({ producer: z.string().min(1), seq: z.number().int().positive(), after: z.number().int().nonnegative().optional() });
 
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+const NOT_JSON = Symbol('not JSON');
+
+function parseJson(text: string): unknown {
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    return JSON.parse(text) as unknown;
   } catch {
-    return { ok: false };
+    return NOT_JSON;
   }
 }
 
 /** Reads one chunk of queue entries: parses and checks each, puts its args in canonical form and encodes its fields. */
 export function readQueueChunk(entries: readonly string[]): ReadChunk {
   const rows: QueuedAuditEntry[] = [];
-  const marks: ReadChunk['marks'] = [];
   const scalars: string[] = [];
   const canonical: string[] = [];
-  entries.forEach((text, entry) => {
+  const producers = new Map<string, number>();
+  const marks = {
+    producer: new Int32Array(entries.length),
+    seq: new Float64Array(entries.length),
+    after: new Float64Array(entries.length),
+    readable: new Int32Array(entries.length),
+  };
+  let marked = 0;
+  for (const text of entries) {
     const json = parseJson(text);
-    if (!json.ok) return;
-    const row = QueuedAuditEntrySchema.safeParse(json.value);
-    const args = row.success ? parseJson(row.data.argsJson) : null;
-    const readable = row.success && args?.ok === true;
+    if (json === NOT_JSON) continue;
+    const row = QueuedAuditEntrySchema.safeParse(json);
+    const args = row.success ? parseJson(row.data.argsJson) : NOT_JSON;
+    const readable = row.success && args !== NOT_JSON;
     if (readable) {
       scalars.push(rowScalarsJson(row.data));
-      canonical.push(canonicalJson(args.value));
+      canonical.push(canonicalJson(args));
       rows.push(row.data);
     }
-    const numbering = row.success ? row.data : NumberingSchema.safeParse(json.value).data;
-    if (numbering?.producer !== undefined && numbering.seq !== undefined) {
-      marks.push({ entry, producer: numbering.producer, seq: numbering.seq, after: numbering.after, readable: readable ? rows.length - 1 : null });
-    }
-  });
-  return { taken: entries.length, unreadable: entries.length - rows.length, marks, scalars, canonical, fields: encodeAuditRowFields(rows) };
+    const numbering = row.success ? row.data : NumberingSchema.safeParse(json).data;
+    if (numbering?.producer === undefined || numbering.seq === undefined) continue;
+    let producer = producers.get(numbering.producer);
+    if (producer === undefined) producers.set(numbering.producer, (producer = producers.size));
+    marks.producer[marked] = producer;
+    marks.seq[marked] = numbering.seq;
+    marks.after[marked] = numbering.after ?? Number.NaN;
+    marks.readable[marked] = readable ? rows.length - 1 : -1;
+    marked += 1;
+  }
+  const kept = <T extends Int32Array<ArrayBuffer> | Float64Array<ArrayBuffer>>(array: T): T => array.slice(0, marked) as T;
+  return {
+    taken: entries.length,
+    unreadable: entries.length - rows.length,
+    marks: { producers: [...producers.keys()], producer: kept(marks.producer), seq: kept(marks.seq), after: kept(marks.after), readable: kept(marks.readable) },
+    scalars,
+    canonical,
+    fields: encodeAuditRowFields(rows),
+  };
 }
