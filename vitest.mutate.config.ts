@@ -49,7 +49,8 @@ export default defineConfig({
     globalSetup: [...[base.test?.globalSetup ?? []].flat(), 'scripts/mutate-databases.ts'],
     reporters: ['default'],
     projects: [
-      { extends: true, test: { name: 'shared-worker', include: CORE_TESTS, exclude: OWN_WORKER, isolate: false } },
+      // A shard that needs fresh module graphs (scripts/mutate-shards.ts, `isolated`) says so by PCG_MUTATE_ISOLATE.
+      { extends: true, test: { name: 'shared-worker', include: CORE_TESTS, exclude: OWN_WORKER, isolate: process.env.PCG_MUTATE_ISOLATE === '1' } },
       { extends: true, test: { name: 'own-worker', include: OWN_WORKER, isolate: true } },
     ],
   },

@@ -16,6 +16,13 @@ export type Shard = {
    * (scripts/mutate-test-environment.ts) instead of cloned and dropped each time. Proven for the query tests.
    */
   reuseDatabases?: boolean;
+  /**
+   * Whether each test file gets a fresh module graph (vitest's `isolate`), as in `npm test`. A shard whose
+   * modules build something once per catalogue object (`builtOncePer`) needs it: in one shared graph the
+   * dry run credits only the first test that built it with reaching its mutants, which then run too few tests
+   * and survive falsely.
+   */
+  isolated?: boolean;
 };
 
 const QUERY_TESTS = ['shared/src/query/*.test.ts'];
@@ -33,6 +40,8 @@ export const shards: Record<string, Shard> = {
     // Twin rows (a transfer seen from both accounts) are exercised by the finance matching tests.
     testFiles: [...QUERY_TESTS, 'shared/src/finance/transaction-matching.test.ts'],
     reuseDatabases: true,
+    // query-sql.ts and query-visible.ts keep their statements' parts per catalogue object (builtOncePer).
+    isolated: true,
   },
   // Date validation and relative dates.
   dates: {

@@ -68,7 +68,8 @@ function summaryFile(id: string): string {
 /** Runs one shard's process, its output prefixed with the shard's name; resolves with its exit code. */
 function runWorker(name: string, flags: string[]): Promise<number | null> {
   return new Promise((resolve) => {
-    const env = shards[name]?.reuseDatabases ? { ...process.env, PCG_MUTATE_REUSE_DATABASES: '1' } : process.env;
+    const shard = shards[name];
+    const env = { ...process.env, ...(shard?.reuseDatabases ? { PCG_MUTATE_REUSE_DATABASES: '1' } : {}), ...(shard?.isolated ? { PCG_MUTATE_ISOLATE: '1' } : {}) };
     const child = spawn(process.execPath, [import.meta.filename, '--shard-worker', name, ...flags], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env });
     for (const [stream, out] of [[child.stdout, process.stdout], [child.stderr, process.stderr]] as const) {
       createInterface({ input: stream }).on('line', (line) => out.write(`[${name}] ${line}\n`));
