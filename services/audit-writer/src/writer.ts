@@ -1,14 +1,14 @@
 import {
   AUDIT_LOG_LINES,
+  QueuedAuditEntrySchema,
   addAuditDrops,
-  copyReadAuditBatch,
+  copyChainedAuditRows,
+  createCanonicalArgsHelper,
   createDropLedger,
-  createQueueReader,
   statementsOn,
   takeAuditBatch,
   type ChainHead,
-  type ReadBatch,
-  type ReadChunk,
+  type QueuedAuditEntry,
 } from '@pcg/shared/audit';
 import { sql, type DatabasePool, type DirectPool } from '@pcg/shared/db';
 import { unreachableStore } from '@pcg/shared/http';
@@ -59,8 +59,26 @@ export type FlushResult = {
 
 export type AuditWriterStats = { flushes: number; written: number; dropped: number };
 
-/** A batch taken from the queue and read (`createQueueReader`), or Redis's failure (nothing popped). */
-type TakenBatch = { taken: number; chunks: ReadChunk[] } | { unreachable: unknown };
+function readEntry(entry: string): QueuedAuditEntry | null {
+  try {
+    const parsed = QueuedAuditEntrySchema.safeParse(JSON.parse(entry));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A batch taken from the queue: how many entries were popped and those that could be read; or Redis's failure (nothing popped). */
+type TakenBatch = { taken: number; read: QueuedAuditEntry[] } | { unreachable: unknown };
+
+function readBatch(entries: readonly string[]): TakenBatch {
+  const read: QueuedAuditEntry[] = [];
+  for (const entry of entries) {
+    const row = readEntry(entry);
+    if (row) read.push(row);
+  }
+  return { taken: entries.length, read };
+}
 
 /**
  * Drains the audit queue into `audit_log` (design 4.6). Each flush pops up to a batch with one atomic
@@ -72,7 +90,7 @@ type TakenBatch = { taken: number; chunks: ReadChunk[] } | { unreachable: unknow
  * Redis until Postgres answers again, so an outage loses at most the batch in flight. Flushes never overlap. A full batch means a backlog, so the next flush
  * starts at once instead of waiting, and the loop takes and reads that next batch while this one is
  * written (a batch so read ahead is written next, or held until Postgres answers; never dropped for the
- * failure of the one before). Each row is chained to the one before (`copyReadAuditBatch`).
+ * failure of the one before). Each row is chained to the one before (`copyChainedAuditRows`).
  */
 export function createAuditWriter(deps: AuditWriterDeps) {
   const { db, redis, log, flushMs } = deps;
@@ -80,7 +98,7 @@ export function createAuditWriter(deps: AuditWriterDeps) {
   const stats: AuditWriterStats = { flushes: 0, written: 0, dropped: 0 };
   const drops = createDropLedger({ db, source: AUDIT_WRITER_SOURCE, log });
   const marks = createSequenceMarks(deps.marks ?? new Map());
-  const reader = createQueueReader();
+  const canonical = createCanonicalArgsHelper();
   let queue: Promise<unknown> = Promise.resolve();
   /** The chain's head as this writer last committed it; null until its first write. */
   let head: ChainHead | null = null;
@@ -109,19 +127,20 @@ export function createAuditWriter(deps: AuditWriterDeps) {
   /**
    * Writes the rows with what is to be accounted for, in one transaction on a plain pg connection (the
    * rows go in with one COPY, which slonik cannot send); on failure nothing is counted as stored. The
-   * rows were read (on a helper thread for a large batch) before the transaction, so
+   * rows' canonical args are started before the transaction (on a helper thread for a large batch), so
    * the chain's head is locked only while the rows are linked and sent.
    */
-  async function commit(batch: ReadBatch): Promise<number> {
+  async function commit(rows: readonly QueuedAuditEntry[]): Promise<number> {
     const counts = drops.take();
     const unsaved = marks.unsaved();
     let client: PoolClient | undefined;
     let broken: Error | undefined;
     try {
+      const canonicalArgs = canonical.chunks(rows);
       client = await deps.direct.connect();
       const tx = statementsOn(client);
       await client.query('BEGIN');
-      const chained = batch.chunks.length > 0 ? await copyReadAuditBatch(client, batch, { key: deps.chainKey ?? null }) : null;
+      const chained = rows.length > 0 ? await copyChainedAuditRows(client, rows, canonicalArgs, { key: deps.chainKey ?? null }) : null;
       await storeSequenceMarks(tx, unsaved);
       await addAuditDrops(tx, AUDIT_WRITER_SOURCE, counts);
       await client.query('COMMIT');
@@ -138,31 +157,9 @@ export function createAuditWriter(deps: AuditWriterDeps) {
     }
   }
 
-  /**
-   * Notes the batch's sequence numbers in queue order (`createSequenceMarks`): how many rows were lost
-   * before them, and each chunk's readable rows to write, without the repeats.
-   */
-  function pickFresh(chunks: readonly ReadChunk[]): { lost: number; picked: number[][] } {
-    let lost = 0;
-    const picked = chunks.map(({ marks: numbering, scalars }) => {
-      const entries = Array.from(numbering.seq, (seq, index) => {
-        const after = numbering.after[index] ?? Number.NaN;
-        return { producer: numbering.producers[numbering.producer[index] ?? -1], seq, after: Number.isNaN(after) ? undefined : after, readable: numbering.readable[index] ?? -1 };
-      });
-      const noted = marks.note(entries);
-      lost += noted.lost;
-      const repeats = new Set(entries.filter((entry) => entry.readable >= 0).map((entry) => entry.readable));
-      for (const entry of noted.fresh) repeats.delete(entry.readable);
-      return scalars.map((_, row) => row).filter((row) => !repeats.has(row));
-    });
-    return { lost, picked };
-  }
-
+  /** Takes the next batch and reads it (parsed and checked, before any lock). Never rejects. */
   function takeBatch(): Promise<TakenBatch> {
-    return takeAuditBatch(redis, batchSize).then(
-      async (entries) => ({ taken: entries.length, chunks: await reader.read(entries) }),
-      (error: unknown) => ({ unreachable: error }),
-    );
+    return takeAuditBatch(redis, batchSize).then(readBatch, (error: unknown) => ({ unreachable: error }));
   }
 
   async function flushOnce(): Promise<FlushResult> {
@@ -178,43 +175,42 @@ export function createAuditWriter(deps: AuditWriterDeps) {
       log.warn({ err: batch.unreachable }, '[audit] queue unreachable, will try again');
       return { taken: 0, written: 0, dropped: 0 };
     }
-    const { taken, chunks } = batch;
+    const { taken, read } = batch;
     if (taken === 0) {
       // Counts kept while Postgres was away go in now, even with no rows to write.
-      if (marks.unsaved().length > 0 || Object.values(drops.pending()).some((rows) => rows > 0)) await commit({ chunks: [], picked: [] }).catch(() => undefined);
+      if (marks.unsaved().length > 0 || Object.values(drops.pending()).some((rows) => rows > 0)) await commit([]).catch(() => undefined);
       return { taken: 0, written: 0, dropped: 0 };
     }
     // A full batch in the running loop means a backlog: the next batch is taken and read while this one is
     // written (issue 44), so Redis's answer and the parsing overlap Postgres's work instead of following it.
     if (running && taken >= batchSize) ahead = takeBatch();
     stats.flushes += 1;
-    const unreadable = chunks.reduce((sum, chunk) => sum + chunk.unreadable, 0);
+    const unreadable = taken - read.length;
     if (unreadable > 0) {
       log.error({ dropped: unreadable }, '[audit] unreadable queue entries — dropped');
       stats.dropped += unreadable;
       drops.add('unreadable', unreadable);
     }
-    const { lost, picked } = pickFresh(chunks);
-    const rows = picked.reduce((sum, chunk) => sum + chunk.length, 0);
+    const { lost, fresh: rows } = marks.note(read);
     if (lost > 0) {
       log.error({ dropped: lost }, '[audit] rows lost with Redis data — dropped');
       drops.add('lostWithRedis', lost);
     }
     try {
-      const written = await commit({ chunks, picked });
+      const written = await commit(rows);
       stats.written += written;
       return { taken, written, dropped: unreadable };
     } catch (error) {
-      log.error({ err: error, dropped: rows }, `${AUDIT_LOG_LINES.flushFailed} ${rows}`);
-      stats.dropped += rows;
-      drops.add('flushFailed', rows);
+      log.error({ err: error, dropped: rows.length }, `${AUDIT_LOG_LINES.flushFailed} ${rows.length}`);
+      stats.dropped += rows.length;
+      drops.add('flushFailed', rows.length);
       if (unreachableStore(error) === 'postgres') {
         postgresAway = true;
         log.warn('[audit] Postgres does not answer; rows wait in the queue until it does');
       }
       // The INSERT may have failed on its own (Postgres up): then the count can go in now.
       await drops.persist();
-      return { taken, written: 0, dropped: unreadable + rows };
+      return { taken, written: 0, dropped: unreadable + rows.length };
     }
   }
 
@@ -276,7 +272,7 @@ export function createAuditWriter(deps: AuditWriterDeps) {
         result = await flush();
       } while (result.taken >= batchSize && performance.now() < deadline);
       await writeHeldBatch();
-      await reader.close();
+      await canonical.close();
     },
   };
 }

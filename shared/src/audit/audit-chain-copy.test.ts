@@ -4,13 +4,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sql } from '../db/index.ts';
 import { useTestEnvironment } from '@pcg/testkit/testing';
-import { copyReadAuditBatch, statementsOn } from './audit-chain-copy.ts';
+import { canonicalChunksHere, COPY_CHUNK_ROWS } from './audit-canonical-args.ts';
+import { copyChainedAuditRows, statementsOn } from './audit-chain-copy.ts';
 import { insertChainedAuditRows, readChainHead } from './audit-chain-queries.ts';
 import { verifyAuditChain } from './audit-chain-verify.ts';
 import { walkLedger, type WalkedRow } from './audit-chain-walk.ts';
 import { buildAuditRow } from './audit-fns.ts';
-import { READ_CHUNK_ENTRIES } from './audit-queue-read.ts';
-import { readQueueBatchHere } from './audit-queue-reader.ts';
 import type { QueuedAuditRow } from './audit-types.ts';
 
 const testEnv = useTestEnvironment();
@@ -34,16 +33,13 @@ function rows(count: number, prefix: string): QueuedAuditRow[] {
 }
 
 /**
- * One flush as the audit-writer sends it: the rows read as queue entries, then a transaction on a plain pg
- * connection, the rows in one COPY; every readable row picked unless `picked` says which. After a failure
- * the connection is discarded, as the writer does (the server then rolls the transaction back).
+ * One flush as the audit-writer sends it: a transaction on a plain pg connection, the rows in one COPY. After
+ * a failure the connection is discarded, as the writer does (the server then rolls the transaction back).
  */
-async function copyFlush(batch: QueuedAuditRow[], options: { key?: Buffer | null; picked?: (chunk: number) => number[] } = {}) {
-  const chunks = readQueueBatchHere(batch.map((row) => JSON.stringify(row)));
-  const picked = chunks.map((chunk, index) => options.picked?.(index) ?? chunk.scalars.map((_, row) => row));
+async function copyFlush(batch: QueuedAuditRow[], options: { key?: Buffer | null; canonical?: ReturnType<typeof canonicalChunksHere> } = {}) {
   await client.query('BEGIN');
   try {
-    const result = await copyReadAuditBatch(client, { chunks, picked }, { key: options.key });
+    const result = await copyChainedAuditRows(client, batch, options.canonical ?? canonicalChunksHere(batch), { key: options.key });
     await client.query('COMMIT');
     return result;
   } catch (error) {
@@ -103,7 +99,7 @@ describe('a flush written with one COPY', () => {
   });
 
   it('links across chunks of rows, each chunk sent as it is encoded', async () => {
-    const batch = rows(READ_CHUNK_ENTRIES * 2 + 7, 'big');
+    const batch = rows(COPY_CHUNK_ROWS * 2 + 7, 'big');
     expect((await copyFlush(batch, { key })).written).toBe(batch.length);
     expect(await verifyAuditChain(testEnv.db, { key: { bytes: key, id: 'k' } })).toMatchObject({ intact: true, intactThrough: { row: batch.length }, firstKeyedRow: 1 });
   });
@@ -115,21 +111,10 @@ describe('a flush written with one COPY', () => {
     expect(await readChainHead(testEnv.db)).toEqual(before);
   });
 
-  it('writes only the rows picked, in order, as consecutive places of the chain', async () => {
-    const batch = rows(READ_CHUNK_ENTRIES + 4, 'picked');
-    const picked = (chunk: number) => (chunk === 0 ? [1, 3, 999] : [2]);
-    expect((await copyFlush(batch, { key, picked })).written).toBe(4);
-    const written = await stored();
-    expect(written.map((row) => row.requestId)).toEqual(['picked-1', 'picked-3', 'picked-999', `picked-${READ_CHUNK_ENTRIES + 2}`]);
-    expect(written.map((row) => row.seq)).toEqual([1, 2, 3, 4]);
-    expect(await verifyAuditChain(testEnv.db, { key: { bytes: key, id: 'k' } })).toMatchObject({ intact: true, intactThrough: { row: 4 } });
-  });
-
-  it('writes nothing when no row is picked and leaves the head where it was', async () => {
-    await copyFlush(rows(2, 'a'));
-    const before = await readChainHead(testEnv.db);
-    expect(await copyFlush(rows(3, 'b'), { picked: () => [] })).toEqual({ written: 0, head: before });
-    expect(await readChainHead(testEnv.db)).toEqual(before);
+  it('fails, writing nothing, when a chunk has no canonical args', async () => {
+    await expect(copyFlush(rows(2, 'a'), { canonical: [] })).rejects.toThrow(new RangeError('a chunk of rows has no canonical args'));
+    expect(await stored()).toEqual([]);
+    expect((await readChainHead(testEnv.db)).seq).toBe(0);
   });
 
   it('fails, writing nothing, when Postgres refuses a row', async () => {

@@ -3,9 +3,10 @@ import { finished } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { postgresText } from '../db/index.ts';
+import { COPY_CHUNK_ROWS, type CanonicalChunks } from './audit-canonical-args.ts';
 import { advanceChainHead, lockChainForBatch, type ChainHead, type Queryable } from './audit-chain-queries.ts';
-import { AUDIT_COPY_COLUMNS, COPY_BINARY_HEADER, COPY_BINARY_TRAILER, encodeAuditCopyTuples, timestamptzBinary } from './audit-copy-binary.ts';
-import type { ReadChunk } from './audit-queue-read.ts';
+import { AUDIT_COPY_COLUMNS, COPY_BINARY_HEADER, COPY_BINARY_TRAILER, encodeAuditCopyRows, timestamptzBinary, type CopyAuditRow } from './audit-copy-binary.ts';
+import type { QueuedAuditRow } from './audit-types.ts';
 
 
 type Token = { sql: string; values: readonly unknown[]; parser?: { '~standard'?: { validate(value: unknown): unknown } } };
@@ -34,23 +35,24 @@ export function statementsOn(client: pg.ClientBase): Queryable {
   return statements as unknown as Queryable;
 }
 
-/** A batch as the audit-writer read it (`createQueueReader`), and which of each chunk's readable rows to write, in order. */
-export type ReadBatch = { chunks: readonly ReadChunk[]; picked: ReadonlyArray<readonly number[]> };
-
 /**
  * The audit-writer's flush (issue 44): the same rows, places, ids, `created_at` and links as
- * `insertChainedAuditRows`, written with one binary COPY instead of one INSERT, for a batch already read
- * (`createQueueReader`): the rows' scalars, canonical args and own COPY fields were computed before the
- * head is locked, so what is left is each row's link and its place in the tuple. A chunk is sent as soon
- * as it is linked, so Postgres stores one chunk while the next is linked. Must run inside a transaction on
- * `client`; after a failure the connection is in an unknown state and must be discarded, not reused (the
- * server then rolls the transaction back).
+ * `insertChainedAuditRows`, written with one binary COPY instead of one INSERT. The rows are linked a
+ * chunk of `COPY_CHUNK_ROWS` at a time and each chunk is sent as soon as it is encoded, so Postgres stores
+ * one chunk while the next is hashed (a chunk of a few hundred KB: one socket write). `canonicalArgs` are
+ * the chunks' canonical args, started before the head is locked (`createCanonicalArgsHelper`). Must run
+ * inside a transaction on `client`; after a failure the connection is in an unknown state and must be
+ * discarded, not reused (the server then rolls the transaction back).
  */
-export async function copyReadAuditBatch(client: pg.ClientBase, batch: ReadBatch, options: { key?: Buffer | null } = {}): Promise<{ written: number; head: ChainHead }> {
+export async function copyChainedAuditRows(
+  client: pg.ClientBase,
+  rows: readonly QueuedAuditRow[],
+  canonicalArgs: CanonicalChunks,
+  options: { key?: Buffer | null } = {},
+): Promise<{ written: number; head: ChainHead }> {
   const key = options.key ?? null;
   const tx = statementsOn(client);
-  const count = batch.picked.reduce((sum, picked) => sum + picked.length, 0);
-  const { head, linker } = await lockChainForBatch(tx, count, key);
+  const { head, linker } = await lockChainForBatch(tx, rows.length, key);
   if (!linker) return { written: 0, head };
   const createdAt = timestamptzBinary(linker.createdAt);
   const stream = client.query(copyFrom(`COPY audit_log (${AUDIT_COPY_COLUMNS}) FROM STDIN (FORMAT binary)`));
@@ -58,19 +60,16 @@ export async function copyReadAuditBatch(client: pg.ClientBase, batch: ReadBatch
   // Awaited below; until then a server-side failure must not surface as an unhandled rejection.
   done.catch(() => undefined);
   stream.write(COPY_BINARY_HEADER);
-  let index = 0;
-  for (const [chunkIndex, chunk] of batch.chunks.entries()) {
-    const picked = batch.picked[chunkIndex] ?? [];
-    if (picked.length === 0) continue;
-    const places = { ids: [] as number[], seqs: [] as number[], hashes: [] as string[] };
-    for (const row of picked) {
-      const { seq, hash } = linker.linkScalars(chunk.scalars[row] ?? '', chunk.canonical[row] ?? 'null', index);
-      places.ids.push(linker.ids[index] ?? Number.NaN);
-      places.seqs.push(seq);
-      places.hashes.push(hash);
-      index += 1;
+  for (let start = 0; start < rows.length; start += COPY_CHUNK_ROWS) {
+    const canonical = await canonicalArgs[start / COPY_CHUNK_ROWS];
+    if (canonical === undefined) throw new RangeError('a chunk of rows has no canonical args');
+    const chunk: CopyAuditRow[] = [];
+    for (let index = start; index < Math.min(rows.length, start + COPY_CHUNK_ROWS); index += 1) {
+      const row = rows[index]!;
+      const { seq, hash } = linker.link(row, canonical[index - start] ?? 'null', index);
+      chunk.push({ id: linker.ids[index] ?? Number.NaN, seq, hash, row });
     }
-    if (!stream.write(encodeAuditCopyTuples(places, chunk.fields, picked, createdAt))) await Promise.race([once(stream, 'drain'), done]);
+    if (!stream.write(encodeAuditCopyRows(chunk, createdAt))) await Promise.race([once(stream, 'drain'), done]);
   }
   stream.end(COPY_BINARY_TRAILER);
   await done;
@@ -78,3 +77,4 @@ export async function copyReadAuditBatch(client: pg.ClientBase, batch: ReadBatch
   await advanceChainHead(tx, head, finishedHead, key);
   return { written: stream.rowCount, head: finishedHead.next };
 }
+

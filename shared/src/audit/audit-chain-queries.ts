@@ -61,8 +61,6 @@ export type BatchLinker = {
   readonly createdAt: string;
   /** The row's place (chain_seq) and its link in hex; rows must be linked in order, index 0 first. */
   link(row: QueuedAuditRow, canonicalArgs: string, index: number): { seq: number; hash: string };
-  /** `link` of a row whose scalars are already in their JSON form (`rowScalarsJson`). */
-  linkScalars(scalarsJson: string, canonicalArgs: string, index: number): { seq: number; hash: string };
   /** The head after the last row linked, and the chain's first hash when this batch starts the chain. */
   finish(): { next: ChainHead; first: string | null };
 };
@@ -85,11 +83,8 @@ export async function lockChainForBatch(tx: Queryable, count: number, key: Buffe
       ids,
       createdAt,
       link(row, canonicalArgs, index) {
-        return this.linkScalars(rowScalarsJson(row), canonicalArgs, index);
-      },
-      linkScalars(scalarsJson, canonicalArgs, index) {
         const seq = head.seq + index + 1;
-        previous = linkOf(previous, { seq, id: ids[index] ?? Number.NaN, scalarsJson }, canonicalArgs);
+        previous = linkOf(previous, { seq, id: ids[index] ?? Number.NaN, scalarsJson: rowScalarsJson(row) }, canonicalArgs);
         if (seq === 1) firstHex = previous;
         return { seq, hash: previous };
       },
@@ -129,7 +124,7 @@ export async function advanceChainHead(tx: Queryable, head: ChainHead, done: { n
  * chosen here rather than by column defaults. With `key` (the chain key, design 8.4) each link is an
  * HMAC under it, which no one who can only write the database can compute; without it, the old unkeyed
  * link. Throws before writing anything if an `argsJson` is not JSON. Resolves to the rows written and the
- * new head. The audit-writer streams its flushes with COPY instead (`copyReadAuditBatch`).
+ * new head. The audit-writer streams its flushes with COPY instead (`copyChainedAuditRows`).
  */
 export async function insertChainedAuditRows(
   tx: Queryable,
