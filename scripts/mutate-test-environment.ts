@@ -1,14 +1,7 @@
-import { mkdtempSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, inject } from 'vitest';
-import { createDatabase, type Database } from '@pcg/shared/db';
-import { createRedis, type Redis } from '@pcg/shared/redis';
+import { inject } from 'vitest';
 import { reusedDatabasePrefix } from './mutate-databases.ts';
-import { useTestEnvironment as useClonedTestEnvironment, type TestEnvironment } from '../testkit/src/testing/index.ts';
+import { useTestEnvironment as useClonedTestEnvironment, useTestEnvironmentOn, withDatabase, type TestEnvironment } from '../testkit/src/testing/index.ts';
 
 export * from '../testkit/src/testing/index.ts';
 
@@ -35,59 +28,24 @@ const slotsInUse = new Set<number>();
 function useReusedTestEnvironment(): TestEnvironment {
   const serverUrl = inject('pgServerUrl');
   const template = inject('templateDatabase');
-  const redisUrl = inject('redisUrl');
-  const suffix = randomBytes(6).toString('hex');
-  const redisPrefix = `pcg-test:${suffix}:`;
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), `pcg-t-${suffix}-`));
   let slot: number | undefined;
-  let database: Database | undefined;
-  let redis: Redis | undefined;
-
-  beforeAll(async () => {
-    slot = 0;
-    while (slotsInUse.has(slot)) slot++;
-    slotsInUse.add(slot);
-    await preparePristineDatabase(serverUrl, template, databaseName(slot));
-    database = await createDatabase(databaseUrl(), { maximumPoolSize: 5 });
-    redis = createRedis({ REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix }, 'commands', 'test');
-  });
-
-  afterAll(async () => {
-    await database?.end();
-    if (redis) {
-      await deleteKeysWithPrefix(redis, redisPrefix);
-      await redis.quit();
-    }
-    if (slot !== undefined) slotsInUse.delete(slot);
-    await rm(dataDir, { recursive: true, force: true });
-  });
-
-  const ready = <T>(value: T | undefined, what: string): T => {
-    if (value === undefined) throw new Error(`${what} is available only inside tests and hooks`);
-    return value;
-  };
   const databaseName = (taken: number) => `${reusedDatabasePrefix(template)}${process.env.VITEST_POOL_ID ?? '1'}_${taken}`;
-  const databaseUrl = () => withDatabase(serverUrl, databaseName(ready(slot, 'databaseUrl')));
-
-  return {
-    get databaseUrl() {
-      return databaseUrl();
+  return useTestEnvironmentOn({
+    url() {
+      if (slot === undefined) throw new Error('databaseUrl is available only inside tests and hooks');
+      return withDatabase(serverUrl, databaseName(slot));
     },
-    redisUrl,
-    redisPrefix,
-    get db() {
-      return ready(database, 'db').pool;
+    async prepare() {
+      let free = 0;
+      while (slotsInUse.has(free)) free++;
+      slotsInUse.add(free);
+      slot = free;
+      await preparePristineDatabase(serverUrl, template, databaseName(free));
     },
-    get direct() {
-      return ready(database, 'direct').direct;
+    async release() {
+      if (slot !== undefined) slotsInUse.delete(slot);
     },
-    get redis() {
-      return ready(redis, 'redis');
-    },
-    env(overrides = {}) {
-      return { DATABASE_URL: databaseUrl(), REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...overrides };
-    },
-  };
+  });
 }
 
 /** What a fresh clone holds, kept as the database's comment: its schema's fingerprint, its rows and its sequences. */
@@ -202,20 +160,4 @@ async function resetToPristine(serverUrl: string, databaseName: string, pristine
 async function tablesOf(client: pg.Client): Promise<string[]> {
   const { rows } = await client.query<{ name: string }>(`SELECT relname AS name FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p') ORDER BY relname`);
   return rows.map((row) => row.name);
-}
-
-function withDatabase(serverUrl: string, database: string): string {
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
-
-/** Deletes every key under a prefix, SCAN by SCAN (the client's own keyPrefix is not applied to SCAN). */
-async function deleteKeysWithPrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys.map((key) => key.slice(prefix.length)));
-  } while (cursor !== '0');
 }

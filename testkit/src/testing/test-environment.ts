@@ -25,11 +25,20 @@ export type TestEnvironment = {
   env(overrides?: Record<string, string>): Record<string, string>;
 };
 
-function withDatabase(serverUrl: string, database: string): string {
+/** The server URL with another database's name. */
+export function withDatabase(serverUrl: string, database: string): string {
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
   return url.toString();
 }
+
+/** Where a test file's database comes from: made ready before its tests, let go after them. */
+export type TestDatabaseSource = {
+  /** The database's URL (a source may know it only once it is prepared, and then throws before). */
+  url(): string;
+  prepare(): Promise<void>;
+  release(): Promise<void>;
+};
 
 /**
  * Call once at the top of an integration test file: before the tests it creates a database cloned from
@@ -38,25 +47,36 @@ function withDatabase(serverUrl: string, database: string): string {
 export function useTestEnvironment(): TestEnvironment {
   const serverUrl = inject('pgServerUrl');
   const template = inject('templateDatabase');
+  const databaseName = `pcg_t_${randomBytes(6).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  const databaseUrl = withDatabase(serverUrl, databaseName);
+  return useTestEnvironmentOn({
+    url: () => databaseUrl,
+    prepare: () => admin(`CREATE DATABASE ${pg.escapeIdentifier(databaseName)} TEMPLATE ${pg.escapeIdentifier(template)}`),
+    release: () => admin(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(databaseName)} WITH (FORCE)`),
+  });
+}
+
+/** A test file's environment on a database from `source`: its own Redis prefix and data folder, cleared after its tests. */
+export function useTestEnvironmentOn(source: TestDatabaseSource): TestEnvironment {
   const redisUrl = inject('redisUrl');
   const suffix = randomBytes(6).toString('hex');
-  const databaseName = `pcg_t_${suffix}`;
   const redisPrefix = `pcg-test:${suffix}:`;
-  const databaseUrl = withDatabase(serverUrl, databaseName);
-  // A data folder of the file's own (credentials key, audit anchor), never the repository's ./data.
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `pcg-t-${suffix}-`));
   let database: Database | undefined;
   let redis: Redis | undefined;
 
   beforeAll(async () => {
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    try {
-      await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(databaseName)} TEMPLATE ${pg.escapeIdentifier(template)}`);
-    } finally {
-      await admin.end();
-    }
-    database = await createDatabase(databaseUrl, { maximumPoolSize: 5 });
+    await source.prepare();
+    database = await createDatabase(source.url(), { maximumPoolSize: 5 });
     redis = createRedis({ REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix }, 'commands', 'test');
   });
 
@@ -66,13 +86,7 @@ export function useTestEnvironment(): TestEnvironment {
       await deleteKeysWithPrefix(redis, redisPrefix);
       await redis.quit();
     }
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    try {
-      await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(databaseName)} WITH (FORCE)`);
-    } finally {
-      await admin.end();
-    }
+    await source.release();
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -82,7 +96,9 @@ export function useTestEnvironment(): TestEnvironment {
   };
 
   return {
-    databaseUrl,
+    get databaseUrl() {
+      return source.url();
+    },
     redisUrl,
     redisPrefix,
     get db() {
@@ -95,7 +111,7 @@ export function useTestEnvironment(): TestEnvironment {
       return ready(redis, 'redis');
     },
     env(overrides = {}) {
-      return { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...overrides };
+      return { DATABASE_URL: source.url(), REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...overrides };
     },
   };
 }
