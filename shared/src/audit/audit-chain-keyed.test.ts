@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { auditChainKeyId, auditChainKeyPath, loadAuditChainKey } from '../crypto/audit-chain-key.ts';
 import { sql } from '../db/index.ts';
-import { useTestEnvironment } from '@pcg/testkit/testing';
+import { anchorOfHead, useTestEnvironment } from '@pcg/testkit/testing';
 import { buildAuditRow } from './audit-fns.ts';
 import { insertAuditRows } from './audit-queries.ts';
 import { chainHash } from './audit-chain-fns.ts';
@@ -38,19 +38,7 @@ const idAt = (seq: number) => testEnv.db.oneFirst(sql.type(z.object({ id: z.numb
 
 /** The head as the audit-writer anchors it now (the new format: it knows its chain and key). */
 async function anchorNow(): Promise<AuditAnchor> {
-  const head = await readChainHead(testEnv.db);
-  return {
-    rows: head.seq,
-    id: head.id,
-    hash: head.hash,
-    createdAt: head.createdAt,
-    writtenAt: new Date().toISOString(),
-    chainId: head.chainId,
-    firstHash: head.firstHash,
-    keyId: key.id,
-    firstKeyedRow: 1,
-    databaseSystemId: null,
-  };
+  return anchorOfHead(await readChainHead(testEnv.db), key.id, new Date().toISOString());
 }
 
 const rewindHeadTo = (seq: number) =>

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { auditChainKeyId } from '../crypto/audit-chain-key.ts';
 import { sql } from '../db/index.ts';
-import { useTestEnvironment } from '@pcg/testkit/testing';
+import { anchorOfHead, useTestEnvironment } from '@pcg/testkit/testing';
 import type { AuditAnchor } from './audit-anchor.ts';
 import { chainHash } from './audit-chain-fns.ts';
 import { MICROSECOND_UTC, readChainHead } from './audit-chain-queries.ts';
@@ -36,20 +36,7 @@ async function rowAt(seq: number): Promise<{ id: number; hash: string; described
 }
 
 async function anchorNow(overrides: Partial<AuditAnchor> = {}): Promise<AuditAnchor> {
-  const head = await readChainHead(testEnv.db);
-  return {
-    rows: head.seq,
-    id: head.id,
-    hash: head.hash,
-    createdAt: head.createdAt,
-    writtenAt: '2026-11-27T06:00:00.000Z',
-    chainId: head.chainId,
-    firstHash: head.firstHash,
-    keyId: key.id,
-    firstKeyedRow: 1,
-    databaseSystemId: null,
-    ...overrides,
-  };
+  return { ...anchorOfHead(await readChainHead(testEnv.db), key.id, '2026-11-27T06:00:00.000Z'), ...overrides };
 }
 
 beforeEach(async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { thrownMessage } from '@pcg/testkit/testing';
 import { findField, findObject, type FieldDef, type ObjectDef } from '../sectors/index.ts';
 import { planAggregate } from './query-aggregate-plan.ts';
 import { QueryError } from './query-errors.ts';
@@ -18,26 +19,12 @@ function aggregate(object: ObjectDef, input: Record<string, unknown>, zone = 'Eu
 }
 
 /** The QueryError message `attempt` throws. */
-function refusal(attempt: () => unknown): string {
-  try {
-    attempt();
-  } catch (error) {
-    expect(error).toBeInstanceOf(QueryError);
-    return (error as Error).message;
-  }
-  throw new Error('not refused');
-}
+const refusal = (attempt: () => unknown): string => thrownMessage(attempt, QueryError);
 
-/** An output column: sortable and nothing else, named and read by its alias. */
-const output = (alias: string, type: FieldDef['type'], nullable: boolean): FieldDef => ({
-  name: alias,
-  type,
-  description: '',
-  filterable: false,
-  sortable: true,
-  nullable,
-  column: alias,
-});
+/** What every output column is: sortable and nothing else, without a description. */
+const OUTPUT = { description: '', filterable: false, sortable: true } as const;
+/** An output column, named and read by its alias. */
+const output = (alias: string, type: FieldDef['type'], nullable: boolean): FieldDef => ({ ...OUTPUT, name: alias, column: alias, type, nullable });
 
 describe('groups', () => {
   it('a field is its own output, with its type and whether it can be missing', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { thrownMessage } from '@pcg/testkit/testing';
 import { findField, findObject, type FieldDef, type ObjectDef } from '../sectors/index.ts';
 import { QueryError } from './query-errors.ts';
 import { QueryInputSchema } from './query-input.ts';
@@ -18,15 +19,7 @@ const plan = (object: ObjectDef, input: Record<string, unknown> = {}) => planQue
 const field = (object: ObjectDef, name: string) => findField(object, name) as FieldDef;
 
 /** The QueryError message `attempt` throws. */
-function refusal(attempt: () => unknown): string {
-  try {
-    attempt();
-  } catch (error) {
-    expect(error).toBeInstanceOf(QueryError);
-    return (error as Error).message;
-  }
-  throw new Error('not refused');
-}
+const refusal = (attempt: () => unknown): string => thrownMessage(attempt, QueryError);
 
 const RELATIVE_HINT =
   ' (or, with eq, gte, gt, lt, lte, overlaps, a relative date: today, yesterday, tomorrow, this_week, last_week, next_week, this_month, last_month, next_month, this_year, last_year, last_N_days, next_N_days)';

@@ -1,12 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from '@pcg/shared/db';
-import { takeAuditBatch } from '@pcg/shared/audit';
+import { takeAuditBatch, type AuditAnchor, type ChainHead } from '@pcg/shared/audit';
 import { createConnectionQueries, type ConnectionStatus } from '@pcg/shared/connections';
 import { createAgentService } from '@pcg/shared/grants';
 import { createLogger } from '@pcg/shared/logger';
 import type { Redis } from '@pcg/shared/redis';
 import { findObject, type ObjectDef, type Sector } from '@pcg/shared/sectors';
 import { waitFor } from './test-environment.ts';
+
+/** The message of the `kind` of error `attempt` throws; the test fails if it throws nothing or another kind. */
+export function thrownMessage(attempt: () => unknown, kind: abstract new (...args: never[]) => Error): string {
+  try {
+    attempt();
+  } catch (error) {
+    if (!(error instanceof kind)) throw new Error(`threw ${String(error)}, not a ${kind.name}`, { cause: error });
+    return error.message;
+  }
+  throw new Error(`threw no ${kind.name}`);
+}
+
+/** An anchor of the chain's head as the audit-writer writes one now (it names its chain and key), written at `writtenAt`. */
+export function anchorOfHead(head: ChainHead, keyId: string, writtenAt: string): AuditAnchor {
+  return {
+    rows: head.seq,
+    id: head.id,
+    hash: head.hash,
+    createdAt: head.createdAt,
+    writtenAt,
+    chainId: head.chainId,
+    firstHash: head.firstHash,
+    keyId,
+    firstKeyedRow: 1,
+    databaseSystemId: null,
+  };
+}
 
 /** The catalogue's object of that name; a name the catalogue lacks fails the test that asked. */
 export function catalogueObject(name: string): ObjectDef {
