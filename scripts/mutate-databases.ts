@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { isAlive } from './local-services/keeper-state.ts';
 
 /**
  * Global setup of mutation runs, after test/global-setup.ts (vitest.mutate.config.ts): the databases that
@@ -10,23 +11,13 @@ import type { TestProject } from 'vitest/node';
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const { pgServerUrl, templateDatabase } = project.getProvidedContext();
   // Process ids name processes of this machine only: a server elsewhere may hold another machine's runs.
-  if (onThisMachine(pgServerUrl)) await dropDatabases(pgServerUrl, (name) => !processAlive(Number(name.split('_')[2])));
+  if (onThisMachine(pgServerUrl)) await dropDatabases(pgServerUrl, (name) => !isAlive(Number(name.split('_')[2])));
   const prefix = reusedDatabasePrefix(templateDatabase);
   return () => dropDatabases(pgServerUrl, (name) => name.startsWith(prefix));
 }
 
 function onThisMachine(serverUrl: string): boolean {
   return ['127.0.0.1', 'localhost', '[::1]', ''].includes(new URL(serverUrl).hostname);
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, under another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function dropDatabases(serverUrl: string, drop: (name: string) => boolean): Promise<void> {
