@@ -203,16 +203,19 @@ describe('each break named with a detail an operator can act on', () => {
     expect((await verifyAuditChain(testEnv.db, { key, anchor: await anchorNow({ rows: 4, hash: fourth.hash, id: fourth.id }) })).intact).toBe(true);
   });
 
+  /** The break of a row written after the anchor (of 06:00) at a place it covers. */
+  const writtenAfterAnchor = (row: { id: number; described: string }, place: number, covers: number) => ({
+    kind: 'rewritten',
+    row: place,
+    id: row.id,
+    detail: `${row.described} at place ${place} was written after the anchor of 2026-11-27T06:00:00.000Z, which covers places up to ${covers}: the rows anchored there were replaced`,
+  });
+
   it('a row written after the anchor at a place it covers', async () => {
     await writeThree({ key: key.bytes });
     const anchor = await anchorNow({ rows: 8, ...(await rowAt(8)), createdAt: (await rowAt(4)).createdAt, id: (await rowAt(4)).id });
     const fifth = await rowAt(5);
-    expect((await verifyAuditChain(testEnv.db, { key, anchor })).break).toEqual({
-      kind: 'rewritten',
-      row: 5,
-      id: fifth.id,
-      detail: `${fifth.described} at place 5 was written after the anchor of 2026-11-27T06:00:00.000Z, which covers places up to 8: the rows anchored there were replaced`,
-    });
+    expect((await verifyAuditChain(testEnv.db, { key, anchor })).break).toEqual(writtenAfterAnchor(fifth, 5, 8));
   });
 
   it("a row of the anchored row's own flush, written after it at a place the anchor covers", async () => {
@@ -220,12 +223,7 @@ describe('each break named with a detail an operator can act on', () => {
     const [second, third, fourth] = [await rowAt(2), await rowAt(3), await rowAt(4)];
     const anchor = await anchorNow({ rows: 4, hash: fourth.hash, id: second.id, createdAt: second.createdAt });
     expect(second.createdAt).toBe(third.createdAt);
-    expect((await verifyAuditChain(testEnv.db, { key, anchor })).break).toEqual({
-      kind: 'rewritten',
-      row: 3,
-      id: third.id,
-      detail: `${third.described} at place 3 was written after the anchor of 2026-11-27T06:00:00.000Z, which covers places up to 4: the rows anchored there were replaced`,
-    });
+    expect((await verifyAuditChain(testEnv.db, { key, anchor })).break).toEqual(writtenAfterAnchor(third, 3, 4));
   });
 
   it('a first row other than the one the head record names', async () => {
