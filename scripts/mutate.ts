@@ -100,7 +100,8 @@ type ShardOutcome = { name: string; code: number | null; seconds: number };
 
 /** Runs the shards LANES at a time, longest first; the outcomes come back in the order of `names`. */
 async function runShards(names: string[], flags: string[]): Promise<ShardOutcome[]> {
-  const queue = [...names].sort((a, b) => expectedSize(b) - expectedSize(a));
+  const sizes = new Map(names.map((name) => [name, expectedSize(name)]));
+  const queue = [...names].sort((a, b) => (sizes.get(b) ?? 0) - (sizes.get(a) ?? 0));
   const outcomes = new Map<string, ShardOutcome>();
   const lane = async () => {
     for (let name = queue.shift(); name !== undefined; name = queue.shift()) {

@@ -1,12 +1,11 @@
 import type { Logger } from '@pcg/shared/logger';
 import { openInfrastructure, type Infrastructure } from '@pcg/shared/lifecycle';
 import { createMetrics, startMetricsPublisher, type Metrics } from '@pcg/shared/metrics';
-import { createLiveRequester } from '@pcg/shared/queues';
 import { startHeartbeat } from '@pcg/shared/status';
 import { buildApp } from './app.ts';
 import { openBridgeSwitch, type BridgeSwitch } from './bridge/bridge-switch.ts';
 import type { GatewayConfig } from './config.ts';
-import { openLiveOnFirstUse } from './live/live-on-first-use.ts';
+import { liveRequesterOnFirstUse } from './live/live-on-first-use.ts';
 import { registerMcpGateway } from './mcp/mcp-gateway.ts';
 import type { SessionRegistry } from './mcp/session-registry.ts';
 
@@ -39,7 +38,7 @@ export async function startGateway(config: GatewayConfig, log: Logger, options: 
   const { infra, live, bridge, mcp, address } = await openInOrder(async (opened) => {
     const infra = await openInfrastructure(config, 'gateway', log);
     opened.push(infra);
-    const live = openLiveOnFirstUse(() => createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS }), { openTimeoutMs: config.LIVE_TIMEOUT_MS });
+    const live = liveRequesterOnFirstUse(config, log);
     opened.push(live);
     const bridge = await openBridgeSwitch({ db: infra.db, settings: config, log });
     opened.push(bridge);

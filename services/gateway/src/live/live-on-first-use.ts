@@ -1,4 +1,7 @@
 import type { LiveRequester } from '@pcg/shared/live';
+import type { Logger } from '@pcg/shared/logger';
+import { createLiveRequester } from '@pcg/shared/queues';
+import type { RedisSettings } from '@pcg/shared/redis';
 
 export type ClosableLiveRequester = LiveRequester & { close(): Promise<void> };
 
@@ -39,6 +42,11 @@ export function openLiveOnFirstUse(open: () => Promise<ClosableLiveRequester>, {
         if (closed) await within(closed, openTimeoutMs, 'the live queue was still opening at close').catch(() => undefined);
       })()),
   };
+}
+
+/** The gateway's live requester (the agent port's and the operator's stdio session's), opened on first use and bounded by LIVE_TIMEOUT_MS. */
+export function liveRequesterOnFirstUse(config: RedisSettings & { LIVE_TIMEOUT_MS: number }, log: Logger): ClosableLiveRequester {
+  return openLiveOnFirstUse(() => createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS }), { openTimeoutMs: config.LIVE_TIMEOUT_MS });
 }
 
 /** `pending`, or a rejection with `message` once `ms` have passed first. */

@@ -7,9 +7,9 @@ import { agentPortConfig, auditConfig, dbConfig, logConfig, redisConfig } from '
 import type { Grant } from '@pcg/shared/grants';
 import { openInfrastructure } from '@pcg/shared/lifecycle';
 import type { Logger } from '@pcg/shared/logger';
-import { createLiveRequester, liveConfig } from '@pcg/shared/queues';
+import { liveConfig } from '@pcg/shared/queues';
 import { SECTORS } from '@pcg/shared/sectors';
-import { openLiveOnFirstUse } from '../live/live-on-first-use.ts';
+import { liveRequesterOnFirstUse } from '../live/live-on-first-use.ts';
 import { createMcpServer, toolListing } from '../mcp/mcp-server-factory.ts';
 import { createToolSet } from '../mcp/tools/tool-set.ts';
 
@@ -46,9 +46,7 @@ export async function serveOperatorStdio(
   io: { stdin: Readable; stdout: Writable } = { stdin: process.stdin, stdout: process.stdout },
 ): Promise<OperatorSession> {
   const infra = await openInfrastructure(config, 'operator-stdio', log);
-  const live = openLiveOnFirstUse(() => createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS }), {
-    openTimeoutMs: config.LIVE_TIMEOUT_MS,
-  });
+  const live = liveRequesterOnFirstUse(config, log);
   const audit = createAuditProducer({ redis: infra.redis, db: infra.db, source: 'operator-stdio', settings: config, log });
   const tools = createToolSet({ db: infra.db, direct: infra.direct, audit, log, serviceName: config.SERVICE_NAME, live });
   const server = createMcpServer({ serviceName: config.SERVICE_NAME, tools, listing: toolListing(tools), log }, OPERATOR_GRANT);
