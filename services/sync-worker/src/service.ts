@@ -133,7 +133,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
   } catch (error) {
     stopWatching?.();
     await reconciler?.stop();
-    await Promise.all(workers.map((worker) => worker.close(true)));
+    await Promise.all(workers.map((worker) => closeWorkerGracefully(worker, 0, log)));
     await producer?.close();
     await infra.close();
     await outbound.close();
@@ -149,7 +149,7 @@ export async function startSyncWorker(config: SyncWorkerConfig, log: Logger, opt
     async close() {
       unwatch?.();
       await openReconciler?.stop();
-      await Promise.all(workers.map((worker) => closeWorkerGracefully(worker, config.SHUTDOWN_GRACE_MS)));
+      await Promise.all(workers.map((worker) => closeWorkerGracefully(worker, config.SHUTDOWN_GRACE_MS, log)));
       await openProducer.close();
       await publisher.stop();
       await infra.close();

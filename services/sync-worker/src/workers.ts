@@ -80,15 +80,34 @@ export function startQueueWorker<Q extends QueueName>(queue: Q, handlers: QueueH
 }
 
 /**
+ * How long a worker's close may still take once its jobs were cancelled. BullMQ's close waits for its
+ * blocking connection to end, which never happens while that connection is reconnecting to a Redis that
+ * is away (taskforcesh/bullmq#4656, reproduced with 6.7.0): without a bound the service would hang on
+ * SIGTERM until the launcher kills it.
+ */
+export const WORKER_CLOSE_BOUND_MS = 3_000;
+
+/**
  * Stops a worker gracefully: it takes no new job, and the jobs in hand get `graceMs` to finish; after
  * that they are cancelled, and each processor puts its job back in the queue (see the failure policy).
+ * A close that still has not finished `boundMs` later is given up on, logged, and the caller goes on
+ * (the process exits after its close, which drops the connections BullMQ could not end).
  */
-export async function closeWorkerGracefully(worker: Worker, graceMs: number): Promise<void> {
-  const closing = worker.close();
+export async function closeWorkerGracefully(worker: Worker, graceMs: number, log: Logger, boundMs = WORKER_CLOSE_BOUND_MS): Promise<void> {
+  const closing = worker.close().then(() => 'closed' as const);
+  if ((await within(closing, graceMs)) === 'closed') return;
+  worker.cancelAllJobs('shutdown');
+  if ((await within(closing, boundMs)) === 'closed') return;
+  log.error({ queue: worker.name, graceMs, boundMs }, 'worker did not close (its Redis connection did not end); stopping without it');
+}
+
+/** `promise`'s value, or 'late' when it has not settled within `ms`. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'late'> {
   let timer: NodeJS.Timeout | undefined;
-  const grace = new Promise<'grace'>((resolve) => (timer = setTimeout(() => resolve('grace'), graceMs)));
-  const first = await Promise.race([closing.then(() => 'closed' as const), grace]);
-  clearTimeout(timer);
-  if (first === 'grace') worker.cancelAllJobs('shutdown');
-  await closing;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
