@@ -9,7 +9,7 @@ import path from 'node:path';
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const smoke = process.argv.includes('--smoke');
-const BENCHMARKS = ['query', 'audit', 'audit-verify', 'mcp', 'activity'].filter((name) => existsSync(path.join(root, 'scripts/bench', `${name}.ts`)));
+const BENCHMARKS = ['query', 'audit', 'audit-verify', 'mcp', 'tool-path', 'activity'].filter((name) => existsSync(path.join(root, 'scripts/bench', `${name}.ts`)));
 /** Sizes of benchmarks that do not read BENCH_SMOKE themselves. */
 const SMOKE_ENV: Record<string, Record<string, string>> = { 'audit-verify': { BENCH_VERIFY_ROWS: '20000' } };
 

@@ -46,3 +46,18 @@ export async function insertBenchConnection(url: string): Promise<void> {
     await database.end();
   }
 }
+
+/**
+ * `rows` finance transactions of the bench connection, a fifth of them in each of five categories, over
+ * 700 days, then ANALYZE: the data bench:mcp and bench:tool-path read.
+ */
+export async function insertBenchTransactions(raw: Pick<pg.Pool, 'query'>, rows: number): Promise<void> {
+  await raw.query(
+    `INSERT INTO finance_transactions (connection_id, source, source_id, posted_on, amount, currency, description, provider_category, pending)
+     SELECT '${BENCH_CONNECTION_ID}', 'bench', 'tx-' || g, date '2026-11-22' - (g % 700), round(((g::bigint * 7919) % 40000 - 30000) / 100.0, 2),
+            'USD', 'PURCHASE ' || g, (ARRAY['groceries','transport','dining','shopping','travel'])[1 + g % 5], false
+     FROM generate_series(1, $1::int) AS g`,
+    [rows],
+  );
+  await raw.query('ANALYZE finance_transactions');
+}

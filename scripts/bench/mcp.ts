@@ -9,7 +9,7 @@ import { findObject, type ObjectDef } from '@pcg/shared/sectors';
 import { createTestAgent } from '@pcg/testkit/testing';
 import { pageSql } from '../../shared/src/query/query-sql.ts';
 import { freePort } from '../local-services/index.ts';
-import { insertBenchConnection, openBenchDatabase } from './bench-database.ts';
+import { insertBenchConnection, insertBenchTransactions, openBenchDatabase } from './bench-database.ts';
 import { runBench, sized, SMOKE, startChild } from './bench-run.ts';
 import { callTool, callToolModern, closeSession, openSession } from './mcp-client.ts';
 import { ms, printTable, summarize, timed } from './stats.ts';
@@ -120,14 +120,7 @@ await runBench(
     raw.on('error', (error) => console.error('bench database connection lost:', error.message));
     opened.push({ close: () => raw.end() });
     await insertBenchConnection(url);
-    await raw.query(
-      `INSERT INTO finance_transactions (connection_id, source, source_id, posted_on, amount, currency, description, provider_category, pending)
-       SELECT '00000000-0000-0000-0000-00000000b0b0', 'bench', 'tx-' || g, date '2026-11-22' - (g % 700), round(((g::bigint * 7919) % 40000 - 30000) / 100.0, 2),
-              'USD', 'PURCHASE ' || g, (ARRAY['groceries','transport','dining','shopping','travel'])[1 + g % 5], false
-       FROM generate_series(1, $1::int) AS g`,
-      [ROWS],
-    );
-    await raw.query('ANALYZE finance_transactions');
+    await insertBenchTransactions(raw, ROWS);
     const database = await openDatabase(url);
     const key = await createTestAgent(database.pool, { name: 'bench-agent', sectors: ['finance'] });
     await database.end();

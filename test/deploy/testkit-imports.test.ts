@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 // The test kit is development only: the image copies its manifest and none of its sources, so a runtime
 // source that imported it would fail in production while every test passed. The README names the
-// development entry points that may import it (the demo and bench:mcp); runtime sources may not.
+// development entry points that may import it (the demo, bench:mcp and bench:tool-path); runtime sources may not.
 
 const root = path.resolve(import.meta.dirname, '../..');
 const SERVICES = ['gateway', 'console', 'sync-worker', 'audit-writer'];
