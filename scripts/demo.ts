@@ -8,6 +8,7 @@ import { consoleClient, type DemoConnection } from './demo/demo-console.ts';
 import { connectDemoGoogleAndWearable } from './demo/google-and-wearable.ts';
 import { connectDemoICloud, ICLOUD_DEMO_NAME } from './demo/icloud.ts';
 import { connectDemoMicrosoft } from './demo/microsoft.ts';
+import { demoApps } from './demo/demo-apps.ts';
 import { demoLedger } from './demo/demo-ledger.ts';
 import { connectDemoAggregator } from './demo/plaid.ts';
 import { probeRedis, readKeeperState, storeFiles } from './local-services/index.ts';
@@ -155,14 +156,15 @@ async function main(): Promise<void> {
   const again = await push(haePayloadV2(dayStart(1)));
   say(`the same export again updates those rows in place (same source ids), adding none: ${JSON.stringify(again.accepted ?? again)}`);
 
-  const microsoft = await connectDemoMicrosoft(consoleBase, graphPort, say);
+  const apps = await demoApps(consoleBase, ledger);
+  const microsoft = await connectDemoMicrosoft(consoleBase, graphPort, apps, say);
   ledger.add(microsoft?.connectionIds ?? []);
-  const googleAndWearable = await connectDemoGoogleAndWearable(consoleBase, { google: googlePort, wearable: wearablePort }, say);
+  const googleAndWearable = await connectDemoGoogleAndWearable(consoleBase, { google: googlePort, wearable: wearablePort }, apps, say);
   ledger.add(googleAndWearable.connectionIds);
   const icloud = await connectDemoICloud({ api, dataDir, radicalePort, dovecotPort, say });
   await replaceEarlier('icloud', icloud?.connectionIds ?? []);
   ledger.add(icloud?.connectionIds ?? []);
-  const aggregator = await connectDemoAggregator(consoleBase, aggregatorPort, say);
+  const aggregator = await connectDemoAggregator(consoleBase, aggregatorPort, apps, say);
   await replaceEarlier('plaid', aggregator?.connectionIds ?? []);
   ledger.add(aggregator?.connectionIds ?? []);
 

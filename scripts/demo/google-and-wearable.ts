@@ -1,4 +1,5 @@
 import { startGoogleDouble, startWhoopDouble } from '@pcg/testkit/doubles';
+import type { DemoApps } from './demo-apps.ts';
 import { signInDemoAccount } from './oauth-sign-in.ts';
 
 /**
@@ -6,14 +7,14 @@ import { signInDemoAccount } from './oauth-sign-in.ts';
  * demo wearable: each double on a fixed port, signed in through the Console as demo sign-ins marked with
  * the double's origin, so the gateway needs no setting for them.
  */
-export async function connectDemoGoogleAndWearable(consoleBase: string, ports: { google: number; wearable: number }, say: (line: string) => void): Promise<{ connectionIds: string[]; close(): Promise<void> }> {
+export async function connectDemoGoogleAndWearable(consoleBase: string, ports: { google: number; wearable: number }, apps: DemoApps, say: (line: string) => void): Promise<{ connectionIds: string[]; close(): Promise<void> }> {
   const google = await startGoogleDouble({ port: ports.google });
   const wearable = await startWhoopDouble({ port: ports.wearable, days: 14 });
   const googleSetting = { client: google.client, doubleUrl: google.url, endpoints: { GOOGLE_BASE_URL: google.url } };
   const connectionIds = [
-    ...(await signInDemoAccount(consoleBase, { provider: 'google', name: 'Google (calendar and contacts)', ...googleSetting }, say)),
-    ...(await signInDemoAccount(consoleBase, { provider: 'gmail', name: 'Gmail', ...googleSetting }, say)),
-    ...(await signInDemoAccount(consoleBase, { provider: 'whoop', name: 'wearable', client: wearable.client, doubleUrl: wearable.url, endpoints: { WHOOP_BASE_URL: wearable.url } }, say)),
+    ...(await signInDemoAccount(consoleBase, { provider: 'google', name: 'Google (calendar and contacts)', ...googleSetting }, apps, say)),
+    ...(await signInDemoAccount(consoleBase, { provider: 'gmail', name: 'Gmail', ...googleSetting }, apps, say)),
+    ...(await signInDemoAccount(consoleBase, { provider: 'whoop', name: 'wearable', client: wearable.client, doubleUrl: wearable.url, endpoints: { WHOOP_BASE_URL: wearable.url } }, apps, say)),
   ];
   return {
     connectionIds,

@@ -1,4 +1,5 @@
 import { seedGraphDemo, startGraphDouble } from '@pcg/testkit/doubles';
+import type { DemoApps } from './demo-apps.ts';
 import { startDemoSignIn } from './demo-sign-in-start.ts';
 
 const CLIENT = { clientId: 'demo-client', clientSecret: 'demo-secret' };
@@ -8,13 +9,25 @@ const CLIENT = { clientId: 'demo-client', clientSecret: 'demo-secret' };
  * as a browser would (a demo start marked with the double's origin for both Microsoft origins, consent,
  * callback with the cookie), so the gateway needs no setting for it.
  */
-export async function connectDemoMicrosoft(consoleBase: string, port: number, say: (line: string) => void): Promise<{ connectionIds: string[]; close(): Promise<void> } | undefined> {
+export async function connectDemoMicrosoft(consoleBase: string, port: number, apps: DemoApps, say: (line: string) => void): Promise<{ connectionIds: string[]; close(): Promise<void> } | undefined> {
+  const app = await apps.use('microsoft', CLIENT);
+  if ('refused' in app) {
+    say(`Microsoft demo skipped: ${app.refused}`);
+    return undefined;
+  }
   const graph = await startGraphDouble(CLIENT, { port });
   seedGraphDemo(graph);
-  const saved = await fetch(`${consoleBase}/api/connect/microsoft/app`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(CLIENT) });
   const start = await startDemoSignIn(consoleBase, 'microsoft', { MICROSOFT_LOGIN_BASE_URL: graph.url, MICROSOFT_GRAPH_BASE_URL: graph.url });
-  if (saved.status !== 204 || 'refused' in start || !start.location.startsWith(graph.url)) {
-    say(`Microsoft demo skipped: ${'refused' in start ? start.refused : `the Console did not send the sign-in to ${graph.url}`}`);
+  const refused =
+    'refused' in start
+      ? start.refused
+      : !start.location.startsWith(graph.url)
+        ? `the Console did not send the sign-in to ${graph.url}`
+        : new URL(start.location).searchParams.get('client_id') !== CLIENT.clientId
+          ? apps.notOurs('microsoft')
+          : undefined;
+  if (refused !== undefined || 'refused' in start) {
+    say(`Microsoft demo skipped: ${refused}`);
     await graph.close();
     return undefined;
   }

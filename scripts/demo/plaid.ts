@@ -1,4 +1,5 @@
 import { startPlaidDouble } from '@pcg/testkit/doubles';
+import type { DemoApps } from './demo-apps.ts';
 import { startDemoSignIn } from './demo-sign-in-start.ts';
 
 const APP = { clientId: 'demo-aggregator-client', secret: 'demo-aggregator-secret' };
@@ -8,12 +9,16 @@ const APP = { clientId: 'demo-aggregator-client', secret: 'demo-aggregator-secre
  * Console as a browser would (a demo start marked with the double's origin, the hosted page, the completion
  * redirect back with the cookie), so the gateway needs no setting for it; nothing goes to the real aggregator.
  */
-export async function connectDemoAggregator(consoleBase: string, port: number, say: (line: string) => void): Promise<{ connectionIds: string[]; close(): Promise<void> } | undefined> {
+export async function connectDemoAggregator(consoleBase: string, port: number, apps: DemoApps, say: (line: string) => void): Promise<{ connectionIds: string[]; close(): Promise<void> } | undefined> {
+  const app = await apps.use('plaid', { clientId: APP.clientId, clientSecret: APP.secret, environment: 'sandbox' });
+  if ('refused' in app) {
+    say(`bank aggregator demo skipped: ${app.refused}`);
+    return undefined;
+  }
   const aggregator = await startPlaidDouble({ ...APP, port });
-  const json = { 'content-type': 'application/json' };
-  const saved = await fetch(`${consoleBase}/api/connect/plaid/app`, { method: 'PUT', headers: json, body: JSON.stringify({ clientId: APP.clientId, clientSecret: APP.secret, environment: 'sandbox' }) });
+  // An operator's application saved since the demo's own makes the stand-in refuse the link (another client id).
   const start = await startDemoSignIn(consoleBase, 'plaid', { PLAID_BASE_URL: aggregator.url });
-  if (saved.status !== 204 || 'refused' in start || !start.location.startsWith(aggregator.url)) {
+  if ('refused' in start || !start.location.startsWith(aggregator.url)) {
     say(`bank aggregator demo: the hosted link did not open (${'refused' in start ? start.refused : 'not at the demo aggregator'})`);
     await aggregator.close();
     return undefined;
