@@ -104,8 +104,11 @@ const after = (row: WalkedRow, position: LedgerPosition) =>
 function classify(row: WalkedRow, next: WalkedRow | undefined, expected: number, links: (row: WalkedRow) => boolean, keyNote: string): ChainBreak {
   const at = { row: expected, id: row.id };
   const chainsHere = (candidate: WalkedRow | undefined) => candidate?.seq === expected && links(candidate);
-  if (row.seq === null || row.hash === null) {
+  if (row.hash === null) {
     return { kind: 'inserted', ...at, detail: `${describeRow(row)} carries no chain hash: it was not written by the audit-writer` };
+  }
+  if (row.seq === null) {
+    return { kind: 'inserted', ...at, detail: `${describeRow(row)} carries a chain hash but no place in the chain: its place was cleared after it was written` };
   }
   if (row.seq === expected) {
     if (chainsHere(next)) return { kind: 'inserted', ...at, detail: `${describeRow(row)} claims place ${expected}, which the next row holds` };
