@@ -59,6 +59,12 @@ describe('Console activity and alert routes (issue 41)', () => {
       ['refusal_burst', null],
     ]);
     expect(listed.every((alert: { state: string }) => alert.state === 'new')).toBe(true);
+    // Each alert in the words its notification uses, so the page and the notification never say it twice over.
+    expect(listed.map((alert: { text: string }) => alert.text).sort()).toEqual([
+      'claude read finance.account (finance) for the first time',
+      'claude used finance for the first time',
+      expect.stringMatching(/^claude was refused 10 times within \d+ minutes$/),
+    ]);
     expect((await app.inject({ method: 'GET', url: '/api/alerts/count', headers: HOST })).json()).toEqual({ new: 3 });
   });
 

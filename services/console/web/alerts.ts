@@ -11,23 +11,9 @@ type Alert = {
   detail: Record<string, unknown>;
   occurredAt: string;
   state: 'new' | 'seen';
+  /** The alert in words, as its notification says it (the Console words it: shared/src/activity/alerts.ts). */
+  text: string;
 };
-
-function described(alert: Alert): string {
-  const detail = alert.detail;
-  switch (alert.kind) {
-    case 'first_sector':
-      return `${alert.agent} used ${alert.sector} for the first time`;
-    case 'first_object':
-      return `${alert.agent} read ${alert.object} (${alert.sector}) for the first time`;
-    case 'refusal_burst':
-      return `${alert.agent} was refused ${String(detail.denies)} times within ${String(detail.minutes)} minutes`;
-    case 'volume_spike':
-      return `${alert.agent} made ${String(detail.calls)} calls on ${String(detail.day)}, against a usual ${String(detail.usual)} a day`;
-    case 'needs_person':
-      return `The connection ${String(detail.displayName || detail.provider)} (${alert.sector}) needs you to sign in again`;
-  }
-}
 
 /** The navigation's link to the alerts says how many are new. */
 export async function showNewAlertCount(nav: HTMLElement): Promise<void> {
@@ -81,9 +67,9 @@ export async function renderAlerts(body: HTMLElement): Promise<void> {
   const fresh = alerts.filter((alert) => alert.state === 'new').length;
   const acknowledge = (alert: Alert) =>
     button('Mark seen', () => void api('POST', `/api/alerts/${alert.id}/seen`).then(changed, (error: unknown) => body.prepend(notice(errorText(error), 'error'))), {
-      'aria-label': `Mark seen: ${described(alert)}`,
+      'aria-label': `Mark seen: ${alert.text}`,
     });
-  const rows = alerts.map((alert) => [time(alert.occurredAt), h('span', { class: `alert-${alert.state}` }, isolated(described(alert))), alert.state, alert.state === 'new' ? acknowledge(alert) : '—'] as const);
+  const rows = alerts.map((alert) => [time(alert.occurredAt), h('span', { class: `alert-${alert.state}` }, isolated(alert.text)), alert.state, alert.state === 'new' ? acknowledge(alert) : '—'] as const);
   replace(
     body,
     h('p', { class: 'hint' }, `${fresh} new. An agent's first use of a sector or object, 10 refusals within 5 minutes, a day far above the agent's usual, and a connection that needs you.`),

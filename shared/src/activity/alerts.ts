@@ -32,6 +32,12 @@ export function describeAlert(alert: Pick<Alert, 'kind' | 'agent' | 'sector' | '
   }
 }
 
+/** An alert as the Console lists it: the stored alert and its words (the page shows these, as a notification does). */
+export const AlertViewSchema = AlertSchema.extend({ text: z.string() });
+export type AlertView = z.infer<typeof AlertViewSchema>;
+
+export const alertView = (alert: Alert): AlertView => ({ ...alert, text: describeAlert(alert) });
+
 /** Alerts listed at once, newest first. */
 export const ALERTS_LISTED = 200;
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ActivityViewSchema, AlertSchema, createAlertStore, readActivity } from '@pcg/shared/activity';
+import { ActivityViewSchema, alertView, AlertViewSchema, createAlertStore, readActivity } from '@pcg/shared/activity';
 import { CONSOLE_ACTS, OPERATOR_AGENT_ID, type AuditRecorder } from '@pcg/shared/audit';
 import type { DatabasePool } from '@pcg/shared/db';
 import { NotFoundError } from '@pcg/shared/errors';
@@ -24,7 +24,7 @@ export function registerActivityRoutes(app: FastifyInstance, { db, audit }: { db
     audit.record({ agentId: OPERATOR_AGENT_ID, tool: CONSOLE_ACTS.acknowledgeAlerts, sector: null, decision: 'allow', args, outcome: 'ok', requestId });
 
   routes.get(ACTIVITY_PATH, { schema: { response: { 200: ActivityViewSchema } } }, () => readActivity(db));
-  routes.get(ALERTS_PATH, { schema: { response: { 200: z.array(AlertSchema) } } }, () => alerts.list());
+  routes.get(ALERTS_PATH, { schema: { response: { 200: z.array(AlertViewSchema) } } }, async () => (await alerts.list()).map(alertView));
   routes.get(`${ALERTS_PATH}/count`, { schema: { response: { 200: NewCountSchema } } }, async () => ({ new: await alerts.countNew() }));
   routes.post(`${ALERTS_PATH}/seen`, async (request, reply) => {
     await alerts.markAllSeen();
