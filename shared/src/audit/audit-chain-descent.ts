@@ -34,28 +34,24 @@ export async function checkDescent(db: DatabasePool, key: Buffer, base: DescentB
   let previous = base.hash;
   let place = base.rows;
   let firstKeyedRow = base.firstKeyedRow;
-  const rows = walkLedger(db, from, pageSize);
-  try {
-    for await (const row of rows) {
-      const expected = place + 1;
-      if (row.seq !== expected || row.hash === null) {
-        return { descends: false, detail: `row id ${row.id} stands where place ${expected} should (it claims place ${row.seq ?? 'none'})` };
-      }
-      const content = { ...row, seq: expected };
-      if (keyedChainHash(key, previous, content) === row.hash) firstKeyedRow ??= expected;
-      else if (firstKeyedRow !== null || chainHash(previous, content) !== row.hash) {
-        return { descends: false, detail: `row id ${row.id} at place ${expected} does not carry the chain key's link` };
-      }
-      previous = row.hash;
-      place = expected;
-      if (place === head.seq) {
-        return row.hash === head.hash && row.id === head.id
-          ? { descends: true, firstKeyedRow }
-          : { descends: false, detail: `place ${place} holds row id ${row.id}, not the head's` };
-      }
+  // Leaving the loop early (a return, a throw) closes the walk: for await calls its return().
+  for await (const row of walkLedger(db, from, pageSize)) {
+    const expected = place + 1;
+    if (row.seq !== expected || row.hash === null) {
+      return { descends: false, detail: `row id ${row.id} stands where place ${expected} should (it claims place ${row.seq ?? 'none'})` };
     }
-  } finally {
-    await rows.return(undefined);
+    const content = { ...row, seq: expected };
+    if (keyedChainHash(key, previous, content) === row.hash) firstKeyedRow ??= expected;
+    else if (firstKeyedRow !== null || chainHash(previous, content) !== row.hash) {
+      return { descends: false, detail: `row id ${row.id} at place ${expected} does not carry the chain key's link` };
+    }
+    previous = row.hash;
+    place = expected;
+    if (place === head.seq) {
+      return row.hash === head.hash && row.id === head.id
+        ? { descends: true, firstKeyedRow }
+        : { descends: false, detail: `place ${place} holds row id ${row.id}, not the head's` };
+    }
   }
   return { descends: false, detail: `the rows end at place ${place}, before the head's place ${head.seq}` };
 }
