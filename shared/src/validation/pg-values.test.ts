@@ -32,7 +32,7 @@ describe('text Postgres can hold', () => {
 });
 
 describe('instants and dates Postgres can hold', () => {
-  it.each([['0000-01-01T00:00:00Z'], [1e15], ['+010000-01-01T00:00:00Z'], ['-000001-01-01T00:00:00Z'], ['275760-09-13T00:00:00Z'], ['0001-01-01T00:00:00+01:00'], ['soon']])(
+  it.each([['0000-01-01T00:00:00Z'], [1e15], ['+010000-01-01T00:00:00Z'], ['-000001-01-01T00:00:00Z'], ['275760-09-13T00:00:00Z'], ['0001-01-01T00:00:00+01:00'], ['soon'], [new Date('soon')], [true], [null]])(
     'refuses the instant %j',
     (value) => {
       expect(PgInstantSchema.safeParse(value).error?.issues[0]?.message).toBe(PG_VALUE_RULES.instant);

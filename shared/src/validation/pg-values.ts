@@ -63,10 +63,10 @@ export function isPgInstantMs(ms: number): boolean {
 }
 
 /**
- * An instant as text, a Date or epoch milliseconds, out as ISO 8601 UTC with milliseconds; refused
- * when it is not a time or lies outside years 0001-9999.
+ * An instant as text, a Date or epoch milliseconds, out as ISO 8601 UTC with milliseconds; refused, with
+ * the same words, when it is not a time (an invalid Date, a boolean, null…) or lies outside years 0001-9999.
  */
-export const PgInstantSchema = z.union([z.string(), z.date(), z.number()]).transform((value, context) => {
+export const PgInstantSchema = z.union([z.string(), z.date(), z.number()], { error: PG_VALUE_RULES.instant }).transform((value, context) => {
   const date = value instanceof Date ? value : new Date(value);
   if (!isPgInstantMs(date.getTime())) {
     context.addIssue({ code: 'custom', message: PG_VALUE_RULES.instant });
