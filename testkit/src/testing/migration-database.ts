@@ -4,16 +4,7 @@ import pg from 'pg';
 import { runner } from 'node-pg-migrate';
 import { afterAll, inject } from 'vitest';
 import { MIGRATIONS_DIR, MIGRATIONS_TABLE } from '@pcg/shared/db';
-
-async function asAdmin(serverUrl: string, statement: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  try {
-    await admin.query(statement);
-  } finally {
-    await admin.end();
-  }
-}
+import { asAdmin } from './test-environment.ts';
 
 /**
  * An empty database of the test file's own, migrated step by step, to test what a migration does to rows

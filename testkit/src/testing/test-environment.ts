@@ -32,6 +32,17 @@ export function withDatabase(serverUrl: string, database: string): string {
   return url.toString();
 }
 
+/** Runs one statement on the server's own connection (CREATE or DROP DATABASE cannot run in the database itself). */
+export async function asAdmin(serverUrl: string, statement: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(statement);
+  } finally {
+    await admin.end();
+  }
+}
+
 /** Where a test file's database comes from: made ready before its tests, let go after them. */
 export type TestDatabaseSource = {
   /** The database's URL (a source may know it only once it is prepared, and then throws before). */
@@ -48,15 +59,7 @@ export function useTestEnvironment(): TestEnvironment {
   const serverUrl = inject('pgServerUrl');
   const template = inject('templateDatabase');
   const databaseName = `pcg_t_${randomBytes(6).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (statement: string) => asAdmin(serverUrl, statement);
   const databaseUrl = withDatabase(serverUrl, databaseName);
   return useTestEnvironmentOn({
     url: () => databaseUrl,
