@@ -1,5 +1,6 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { z } from 'zod';
+import { LATE, within } from '@pcg/shared/lifecycle';
 import type { Logger } from '@pcg/shared/logger';
 import { blockingConnection, QUEUES, SOURCE_BACKOFF, type JobNameOf, type QueueName } from '@pcg/shared/queues';
 import { bullmqPrefix, type RedisSettings } from '@pcg/shared/redis';
@@ -94,20 +95,9 @@ export const WORKER_CLOSE_BOUND_MS = 3_000;
  * (the process exits after its close, which drops the connections BullMQ could not end).
  */
 export async function closeWorkerGracefully(worker: Worker, graceMs: number, log: Logger, boundMs = WORKER_CLOSE_BOUND_MS): Promise<void> {
-  const closing = worker.close().then(() => 'closed' as const);
-  if ((await within(closing, graceMs)) === 'closed') return;
+  const closing = worker.close();
+  if ((await within(closing, graceMs)) !== LATE) return;
   worker.cancelAllJobs('shutdown');
-  if ((await within(closing, boundMs)) === 'closed') return;
+  if ((await within(closing, boundMs)) !== LATE) return;
   log.error({ queue: worker.name, graceMs, boundMs }, 'worker did not close (its Redis connection did not end); stopping without it');
-}
-
-/** `promise`'s value, or 'late' when it has not settled within `ms`. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'late'> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

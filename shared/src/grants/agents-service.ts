@@ -1,4 +1,5 @@
 import type { CommonQueryMethods } from 'slonik';
+import { LATE, within } from '../lifecycle/within.ts';
 import type { Logger } from '../logger/index.ts';
 import type { AgentEventPublisher } from './agent-events.ts';
 import { generateAgentKey, hashAgentKey } from './agent-key-fns.ts';
@@ -68,15 +69,8 @@ export function createAgentService({ db, events, log, now = () => new Date(), pu
           log.warn({ agent: event.agent, kind: event.kind, err: error }, 'agent event not published');
         }
       }
-      return true;
     })();
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), publishWaitMs);
-    });
-    const done = await Promise.race([publishing, waited]);
-    clearTimeout(timer);
-    if (!done) log.warn({ agents: [...new Set(changes.map((event) => event.agent))] }, 'agent event publish still pending; answering without it');
+    if ((await within(publishing, publishWaitMs)) === LATE) log.warn({ agents: [...new Set(changes.map((event) => event.agent))] }, 'agent event publish still pending; answering without it');
   }
 
   async function requireRecord(name: string): Promise<AgentRecord> {

@@ -1,3 +1,4 @@
+import { LATE, within } from '../lifecycle/within.ts';
 import type { Redis } from '../redis/index.ts';
 
 /** The stores `GET /api/status` depends on. */
@@ -14,15 +15,11 @@ export const STATUS_READ_TIMEOUT_MS = 2_000;
  * one store being away never takes the whole answer with it.
  */
 export async function readPart<T>(down: Dependency, read: () => Promise<T>, timeoutMs = STATUS_READ_TIMEOUT_MS): Promise<PartResult<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<PartResult<T>>((resolve) => {
-    timer = setTimeout(() => resolve({ ok: false, down }), timeoutMs);
-  });
-  try {
-    return await Promise.race([read().then((value): PartResult<T> => ({ ok: true, value }), (): PartResult<T> => ({ ok: false, down })), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const part = await within(
+    read().then((value): PartResult<T> => ({ ok: true, value }), (): PartResult<T> => ({ ok: false, down })),
+    timeoutMs,
+  );
+  return part === LATE ? { ok: false, down } : part;
 }
 
 /** How long a status read waits for a Redis client that is not connected yet (at start, or mid-reconnect). */

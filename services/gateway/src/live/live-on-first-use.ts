@@ -1,3 +1,4 @@
+import { LATE, within } from '@pcg/shared/lifecycle';
 import type { LiveRequester } from '@pcg/shared/live';
 import type { Logger } from '@pcg/shared/logger';
 import { createLiveRequester } from '@pcg/shared/queues';
@@ -21,13 +22,15 @@ export function openLiveOnFirstUse(open: () => Promise<ClosableLiveRequester>, {
   let opening: Promise<ClosableLiveRequester> | undefined;
   let closing: Promise<void> | undefined;
 
-  function requester(): Promise<ClosableLiveRequester> {
-    if (closing) return Promise.reject(new Error('the live requester is closed'));
+  async function requester(): Promise<ClosableLiveRequester> {
+    if (closing) throw new Error('the live requester is closed');
     opening ??= open().catch((error: unknown) => {
       opening = undefined;
       throw error;
     });
-    return within(opening, openTimeoutMs, `the live queue could not be opened within ${openTimeoutMs} ms`);
+    const opened = await within(opening, openTimeoutMs);
+    if (opened === LATE) throw new Error(`the live queue could not be opened within ${openTimeoutMs} ms`);
+    return opened;
   }
 
   return {
@@ -39,7 +42,8 @@ export function openLiveOnFirstUse(open: () => Promise<ClosableLiveRequester>, {
           (opened) => opened.close(),
           () => undefined,
         );
-        if (closed) await within(closed, openTimeoutMs, 'the live queue was still opening at close').catch(() => undefined);
+        // A queue still opening after the bound is left to the process's exit.
+        if (closed) await within(closed, openTimeoutMs).catch(() => undefined);
       })()),
   };
 }
@@ -47,17 +51,4 @@ export function openLiveOnFirstUse(open: () => Promise<ClosableLiveRequester>, {
 /** The gateway's live requester (the agent port's and the operator's stdio session's), opened on first use and bounded by LIVE_TIMEOUT_MS. */
 export function liveRequesterOnFirstUse(config: RedisSettings & { LIVE_TIMEOUT_MS: number }, log: Logger): ClosableLiveRequester {
   return openLiveOnFirstUse(() => createLiveRequester(config, log, { timeoutMs: config.LIVE_TIMEOUT_MS }), { openTimeoutMs: config.LIVE_TIMEOUT_MS });
-}
-
-/** `pending`, or a rejection with `message` once `ms` have passed first. */
-async function within<T>(pending: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-  });
-  try {
-    return await Promise.race([pending, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
