@@ -103,7 +103,10 @@ describe('the transports offered to agents', () => {
     const texts = await Promise.all(files.map((name) => readFile(path.join(src, name), 'utf8')));
     expect(texts.filter((text) => /from ['"][./]*\/?stdio\//.test(text))).toEqual([]);
     const sdkServerImports = texts.flatMap((text) => [...text.matchAll(/['"]@modelcontextprotocol\/sdk\/server\/([\w./-]+)['"]/g)].map((match) => match[1]));
-    expect(new Set(sdkServerImports)).toEqual(new Set(['index.js', 'streamableHttp.js']));
+    expect(new Set(sdkServerImports)).toEqual(new Set(['index.js']));
+    // The one transport the agent port's sessions speak through is the gateway's own Streamable HTTP one.
+    const transports = files.filter((_, index) => /implements Transport\b/.test(texts[index] as string));
+    expect(transports).toEqual([path.join('mcp', 'session-transport.ts')]);
     expect(texts.filter((text) => /Stdio\w*Transport/i.test(text))).toEqual([]);
   });
 });

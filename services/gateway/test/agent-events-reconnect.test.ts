@@ -1,4 +1,4 @@
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { SessionTransport } from '../src/mcp/session-transport.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentQueries, createKeyResolver, type Grant } from '@pcg/shared/grants';
 import { createCapturingLogger, createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
@@ -31,7 +31,7 @@ function handle(id: string, grant: Grant): SessionHandle & { closed: number } {
     grant,
     credentialHash: `hash-of-${id}`,
     credentialValidUntil: null,
-    transport: {} as StreamableHTTPServerTransport,
+    transport: {} as SessionTransport,
     protocolVersion: '2025-11-25',
     eventIdStatus: () => 'unknown' as const,
     closed: 0,

@@ -47,7 +47,7 @@ describe('a request whose params do not match its method (not -32603 with zod is
     expect(await errorOf({ jsonrpc: '2.0', id: 6, method: 'tools/list', params: { cursor: 5 } })).toEqual({ id: 6, code: -32602, message: invalid('params.cursor: expected a string') });
   });
 
-  it('params that are not an object → 400 -32602 for the POST (the SDK transport would call it a parse error), a batch naming the message', async () => {
+  it('params that are not an object → 400 -32602 for the POST (the session transport would call it a parse error), a batch naming the message', async () => {
     expect(await errorOf({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: 'query' }, 400)).toEqual({ id: 5, code: -32602, message: invalid('params: expected an object') });
     expect(await errorOf({ jsonrpc: '2.0', id: 8, method: 'ping', params: [1] }, 400)).toEqual({ id: 8, code: -32602, message: invalid('params: expected an object') });
     expect(await errorOf({ jsonrpc: '2.0', id: 7, method: 'ping', params: { _meta: 'x' } }, 400)).toEqual({ id: 7, code: -32602, message: invalid('params._meta: expected an object') });

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { SessionTransport } from '../src/mcp/session-transport.ts';
 import { createCapturingLogger } from '@pcg/testkit/testing';
 import { createSessionRegistry, type SessionHandle } from '../src/mcp/session-registry.ts';
 
@@ -11,7 +11,7 @@ function handle(id: string, agentName: string, expiresAt: string | null = null):
     grant: grant(agentName, expiresAt),
     credentialHash: 'h',
     credentialValidUntil: null,
-    transport: {} as StreamableHTTPServerTransport,
+    transport: {} as SessionTransport,
     protocolVersion: '2025-11-25',
     eventIdStatus: () => 'unknown' as const,
     closed: 0,

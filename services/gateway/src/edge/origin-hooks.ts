@@ -37,7 +37,7 @@ const refuse = (reply: FastifyReply, answer: typeof JSONRPC_ERRORS.forbiddenOrig
 /**
  * The Host and Origin checks and the CORS answers, as the first `onRequest` hook, and the OPTIONS routes of
  * the CORS paths. Register before any route. Headers go on the raw response, since /mcp hands its reply
- * over to the SDK transport (Node merges them into the transport's own `writeHead`).
+ * over to the session transport (Node merges them into the transport's own `writeHead`).
  */
 export function registerOriginPolicy(app: FastifyInstance, deps: OriginHookDeps): void {
   let cached: { publicOrigin: string | null; policy: OriginPolicy; hosts: string[] } | undefined;

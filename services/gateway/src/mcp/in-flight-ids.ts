@@ -18,7 +18,7 @@ export function requestIdsOf(body: unknown): RequestId[] {
 }
 
 /**
- * The JSON-RPC ids in flight on each session. The SDK transport maps a response to its HTTP stream by
+ * The JSON-RPC ids in flight on each session. The session transport maps a response to its HTTP stream by
  * the request id alone, so a second request reusing an id in flight would take over the first one's
  * stream and the first would never be answered; the router refuses the second instead.
  */

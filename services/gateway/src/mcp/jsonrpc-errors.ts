@@ -19,7 +19,7 @@ export const JSONRPC_ERRORS = {
   forbiddenHost: { status: 403, code: -32000, message: 'Forbidden host' },
   /**
    * A `Last-Event-ID` this session gave out whose events are no longer kept: the answer it led to is gone,
-   * so the client must send its request again (not the SDK's 400 `Invalid event ID format`, which says the
+   * so the client must send its request again (not a 400, which would say the
    * request was malformed). 410: what it names existed and is gone for good.
    */
   eventsExpired: { status: 410, code: -32000, message: 'Events expired: what followed this Last-Event-ID is no longer kept; send the request again' },

@@ -1,7 +1,5 @@
 import { hash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { IncomingMessage } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { parseBearer, type Grant, type KeyRefusal } from '@pcg/shared/grants';
 import type { Logger } from '@pcg/shared/logger';
@@ -21,6 +19,7 @@ import type { ModernLane } from './modern/modern-lane.ts';
 import { declaresModernEra } from './modern/modern-protocol.ts';
 import { createSessionEventStore } from './session-event-store.ts';
 import type { SessionRegistry } from './session-registry.ts';
+import { SessionTransport } from './session-transport.ts';
 
 /** The `retry` hint of SSE responses: how long a client whose stream dropped waits before resuming it. */
 export const SSE_RETRY_MS = 1000;
@@ -97,19 +96,6 @@ function negotiatedVersion(body: unknown): string {
   return typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
 }
 
-/**
- * A session's requests are of the version its initialize negotiated, whether or not the client repeats it
- * in `MCP-Protocol-Version` (MCP transports: the header's absence means 2025-03-26 only when the server has
- * no other way to know). The SDK transport decides the priming event (event id, `retry`) from the header
- * alone, so a header-less request is given the session's version before the transport reads it.
- */
-function assumeSessionVersion(raw: IncomingMessage, version: string): void {
-  if (raw.headers['mcp-protocol-version'] !== undefined) return;
-  raw.headers['mcp-protocol-version'] = version;
-  // The transport's Request is built from the raw header list.
-  raw.rawHeaders.push('MCP-Protocol-Version', version);
-}
-
 /** SHA-256 of the bearer credential, to bind a session to what opened it; '' when there is none. */
 function credentialHash(header: string | undefined): string {
   const credential = parseBearer(header);
@@ -118,7 +104,7 @@ function credentialHash(header: string | undefined): string {
 }
 
 /**
- * POST, GET and DELETE /mcp. Every answer that spec 7 fixes is given here, before the SDK transport
+ * POST, GET and DELETE /mcp. Every answer that spec 7 fixes is given here, before the session transport
  * sees the request (its own texts differ); the transport only ever gets requests for a live session
  * it owns, or an initialize that has passed the key check and the cap.
  */
@@ -141,12 +127,12 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     return answer(reply, JSONRPC_ERRORS.storeUnavailable, id);
   }
 
-  /** Hands the request to a transport; fastify must not touch the reply afterwards. */
-  async function handOver(request: FastifyRequest, reply: FastifyReply, transport: StreamableHTTPServerTransport, body?: unknown) {
+  /** Hands the request to a session's transport; fastify must not touch the reply afterwards. */
+  function handOver(request: FastifyRequest, reply: FastifyReply, transport: SessionTransport, body?: unknown) {
     reply.hijack();
     if (request.method === 'POST') coalesceWrites(reply.raw);
     try {
-      await transport.handleRequest(request.raw, reply.raw, body);
+      transport.handle(request.raw, reply.raw, body);
     } catch (error) {
       log.error({ err: error }, 'mcp transport failed');
       if (!reply.raw.headersSent) {
@@ -196,7 +182,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     const server = createMcpServer(deps.server, grant);
     // Resumable streams: event ids, a retry hint, and the session's own bounded store for Last-Event-ID.
     const events = createSessionEventStore();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => sessionId, eventStore: events, retryInterval: SSE_RETRY_MS });
+    const protocolVersion = negotiatedVersion(request.body);
+    const transport = new SessionTransport({ sessionId, protocolVersion, events, retryMs: SSE_RETRY_MS });
     // Set before connect(): the Protocol wraps an existing onclose, and a later assignment would replace it.
     transport.onclose = () => void registry.end(sessionId, 'transport closed');
     let committed = false;
@@ -212,7 +199,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         credentialHash: credentialHash(header),
         credentialValidUntil: resolved.validUntil,
         transport,
-        protocolVersion: negotiatedVersion(request.body),
+        protocolVersion,
         eventIdStatus: (eventId) => events.statusOf(eventId),
         close: () => server.close(),
       });
@@ -221,7 +208,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         deps.onInitializeRefused({ denyReason: refusedText, keyPresented: true });
         return unauthorized(reply, requestId, refusedText);
       }
-      await handOver(request, reply, transport, request.body);
+      handOver(request, reply, transport, request.body);
       // The transport refused the initialize itself (say, an Accept header without SSE): no session opened.
       if (transport.sessionId === undefined) await registry.end(sessionId, 'initialize not accepted by the transport');
     } catch (error) {
@@ -279,11 +266,11 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       const badParams = envelopeParamsIssueOf(body);
       if (badParams !== undefined) return invalidParams(reply, badParams, requestId);
       if (!inFlight.claim(session.transport, requestIdsOf(body), reply.raw)) return answer(reply, JSONRPC_ERRORS.duplicateRequestId, requestId);
-      assumeSessionVersion(request.raw, session.protocolVersion);
     } else if (request.method === 'GET') {
       const lastEventId = request.headers['last-event-id'];
       if (typeof lastEventId === 'string' && lastEventId !== '' && session.eventIdStatus(lastEventId) === 'expired') return answer(reply, JSONRPC_ERRORS.eventsExpired);
     }
-    return handOver(request, reply, session.transport, body);
+    handOver(request, reply, session.transport, body);
+    return reply;
   }
 }

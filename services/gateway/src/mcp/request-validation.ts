@@ -106,7 +106,7 @@ const ENVELOPE_PARAMS = { request: RequestSchema.shape.params, notification: Not
 
 /**
  * The -32602 message for a POST holding a request or notification whose `params` breaks MCP's base
- * schema for every method (an object, with an object `_meta`); undefined when there is none. The SDK
+ * schema for every method (an object, with an object `_meta`); undefined when there is none. The session
  * transport refuses such a message for the whole POST as a -32700 parse error, so the router answers
  * it first, naming the message of a batch by its place.
  */

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 /** Limits of one session's store; defaults in `EVENT_STORE_LIMITS`. */
@@ -25,7 +24,9 @@ const EVENT_OVERHEAD_BYTES = 128;
 /** What a `Last-Event-ID` names in one session's store. */
 export type EventIdStatus = 'kept' | 'expired' | 'unknown';
 
-type StoredEvent = { id: EventId; seq: number; streamId: StreamId; message: JSONRPCMessage; bytes: number; at: number };
+type EventId = string;
+type StreamId = string;
+type StoredEvent = { id: EventId; seq: number; streamId: StreamId; message: JSONRPCMessage | null; bytes: number; at: number };
 
 /**
  * A tool result's size is its text blocks; anything else is serialized (initialize, tools/list: once a
@@ -42,7 +43,7 @@ function estimateBytes(message: JSONRPCMessage): number {
 }
 
 /**
- * One session's SSE events, for `Last-Event-ID` resumption (the SDK's `EventStore`). Each session has its
+ * One session's SSE events, for `Last-Event-ID` resumption (session-transport.ts). Each session has its
  * own store and its own random id prefix, so an event id of another session names nothing here and
  * replays nothing. Bounded by bytes, count and age; the oldest events go first.
  */
@@ -76,7 +77,7 @@ export function createSessionEventStore(limits: EventStoreLimits = EVENT_STORE_L
     return found?.id === eventId ? found : undefined;
   }
 
-  const store: Required<EventStore> & { readonly size: number; readonly bytes: number; statusOf(eventId: EventId): EventIdStatus } = {
+  return {
     get size() {
       return events.length;
     },
@@ -94,30 +95,33 @@ export function createSessionEventStore(limits: EventStoreLimits = EVENT_STORE_L
       const wanted = Number(eventId.slice(prefix.length + 1));
       return Number.isSafeInteger(wanted) && wanted >= 1 && wanted <= seq && eventId === `${prefix}-${wanted}` ? 'expired' : 'unknown';
     },
-    async storeEvent(streamId: StreamId, message: JSONRPCMessage): Promise<EventId> {
+    /** Keeps one event of a stream and gives its id; a priming event has no message. */
+    store(streamId: StreamId, message: JSONRPCMessage | null): EventId {
       seq += 1;
-      const event: StoredEvent = { id: `${prefix}-${seq}`, seq, streamId, message, bytes: estimateBytes(message), at: now() };
+      const event: StoredEvent = { id: `${prefix}-${seq}`, seq, streamId, message, bytes: message === null ? EVENT_OVERHEAD_BYTES : estimateBytes(message), at: now() };
       events.push(event);
       bytes += event.bytes;
       evict();
       return event.id;
     },
-    async getStreamIdForEventId(eventId: EventId): Promise<StreamId | undefined> {
+    /** The stream an event id belongs to, while the event is kept. */
+    streamOf(eventId: EventId): StreamId | undefined {
       evict();
       return find(eventId)?.streamId;
     },
-    async replayEventsAfter(lastEventId: EventId, { send }: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> }): Promise<StreamId> {
+    /** The stream of a kept event and that stream's later events with a message, oldest first; undefined when it is not kept. */
+    after(lastEventId: EventId): { streamId: StreamId; events: Array<{ id: EventId; message: JSONRPCMessage }> } | undefined {
+      evict();
       const last = find(lastEventId);
-      // The SDK asks getStreamIdForEventId first and refuses an unknown id, so this is a race with eviction.
-      if (!last) throw new Error('event no longer stored');
-      // Taken before the first send: storing during a send may evict from the front of the array.
-      const after = events
-        .slice(last.seq - (events[0] as StoredEvent).seq + 1)
-        // Priming events carry no message worth replaying (an empty object).
-        .filter((event) => event.streamId === last.streamId && Object.keys(event.message).length > 0);
-      for (const event of after) await send(event.id, event.message);
-      return last.streamId;
+      if (!last) return undefined;
+      const later: Array<{ id: EventId; message: JSONRPCMessage }> = [];
+      for (let index = last.seq - (events[0] as StoredEvent).seq + 1; index < events.length; index += 1) {
+        const event = events[index] as StoredEvent;
+        if (event.streamId === last.streamId && event.message !== null) later.push({ id: event.id, message: event.message });
+      }
+      return { streamId: last.streamId, events: later };
     },
   };
-  return store;
 }
+
+export type SessionEventStore = ReturnType<typeof createSessionEventStore>;

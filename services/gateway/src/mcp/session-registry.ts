@@ -1,7 +1,7 @@
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Logger } from '@pcg/shared/logger';
 import type { Grant } from '@pcg/shared/grants';
 import type { EventIdStatus } from './session-event-store.ts';
+import type { SessionTransport } from './session-transport.ts';
 
 /** What the registry needs of a live MCP session to end it. */
 export type SessionHandle = {
@@ -11,7 +11,7 @@ export type SessionHandle = {
   credentialHash: string;
   /** When that credential stops being accepted: a bridge token's own expiry; null for an agent key. */
   credentialValidUntil: string | null;
-  transport: StreamableHTTPServerTransport;
+  transport: SessionTransport;
   /** The protocol version the session's initialize negotiated. */
   protocolVersion: string;
   /** What a `Last-Event-ID` names in the session's event store. */

@@ -1,0 +1,173 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestAgent, useTestEnvironment } from '@pcg/testkit/testing';
+import { createSessionEventStore } from '../src/mcp/session-event-store.ts';
+import { SessionTransport } from '../src/mcp/session-transport.ts';
+import type { RunningGateway } from '../src/service.ts';
+import { INITIALIZE, rawInitialize, rawMcp, rpcError, startTestGateway } from './gateway-harness.ts';
+
+const testEnv = useTestEnvironment();
+let gateway: RunningGateway;
+let switchedOff: RunningGateway;
+let key: string;
+
+beforeAll(async () => {
+  gateway = await startTestGateway(testEnv);
+  switchedOff = await startTestGateway(testEnv, { MCP_MODERN_ERA: 'false' });
+  key = await createTestAgent(testEnv.db, { name: 'transporting', sectors: ['finance'] });
+});
+afterAll(async () => {
+  await switchedOff.close();
+  await gateway.close();
+});
+
+const onSession = (session: string, extra: Record<string, string> = {}) => ({ 'mcp-session-id': session, authorization: `Bearer ${key}`, ...extra });
+const describeContext = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'describe_context', arguments: {} } });
+
+/** The JSON-RPC messages of an SSE body, priming events left out. */
+const messagesOf = (text: string) =>
+  text
+    .split('\n')
+    .filter((line) => line.startsWith('data: ') && line.length > 6)
+    .map((line) => JSON.parse(line.slice(6)) as { id?: unknown; result?: unknown; error?: unknown });
+
+/** The id of the first event of an SSE body (the priming event). */
+const firstEventId = (text: string) => /^id: (.+)$/m.exec(text)?.[1] as string;
+
+describe("a session's own transport: the rules of MCP's Streamable HTTP transport (2025 lane)", () => {
+  it('refuses a POST whose Accept lacks text/event-stream with 406 and says what the client must accept', async () => {
+    const session = await rawInitialize(gateway.address, key);
+    const answer = await rawMcp(gateway.address, { headers: onSession(session, { accept: 'application/json' }), body: describeContext(2) });
+    expect(answer.status).toBe(406);
+    expect(answer.json()).toEqual(rpcError(-32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'));
+  });
+
+  it('refuses a GET stream whose Accept lacks text/event-stream with 406', async () => {
+    const session = await rawInitialize(gateway.address, key);
+    const answer = await rawMcp(gateway.address, { method: 'GET', headers: onSession(session, { accept: 'application/json' }) });
+    expect(answer.status).toBe(406);
+    expect(answer.json()).toEqual(rpcError(-32000, 'Not Acceptable: Client must accept text/event-stream'));
+  });
+
+  it('refuses a batch of more than 100 messages with 400 -32600, and answers one of 100', async () => {
+    const session = await rawInitialize(gateway.address, key);
+    const tooMany = await rawMcp(gateway.address, { headers: onSession(session), body: Array.from({ length: 101 }, (_, index) => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: index, progress: 1 } })) });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.json()).toEqual(rpcError(-32600, 'Invalid Request: Batch must not exceed 100 messages'));
+    const hundred = await rawMcp(gateway.address, { headers: onSession(session), body: Array.from({ length: 100 }, (_, index) => ({ jsonrpc: '2.0', id: 1000 + index, method: 'ping' })) });
+    expect(hundred.status).toBe(200);
+    expect(messagesOf(hundred.text).map((message) => message.id)).toEqual(Array.from({ length: 100 }, (_, index) => 1000 + index));
+  });
+
+  it('refuses a message that is not JSON-RPC (an id that is neither a string nor an integer) with 400 -32700', async () => {
+    const session = await rawInitialize(gateway.address, key);
+    const answer = await rawMcp(gateway.address, { headers: onSession(session), body: { jsonrpc: '2.0', id: 1.5, method: 'ping' } });
+    expect(answer.status).toBe(400);
+    expect(answer.json()).toEqual(rpcError(-32700, 'Parse error: Invalid JSON-RPC message'));
+  });
+
+  it('refuses an initialize inside a batch on an open session with 400 -32600, and the session goes on', async () => {
+    const session = await rawInitialize(gateway.address, key);
+    const answer = await rawMcp(gateway.address, { headers: onSession(session), body: [{ ...INITIALIZE, id: 9 }] });
+    expect(answer.status).toBe(400);
+    expect(answer.json()).toEqual(rpcError(-32600, 'Invalid Request: Server already initialized'));
+    expect((await rawMcp(gateway.address, { headers: onSession(session), body: describeContext(10) })).status).toBe(200);
+  });
+
+  it('takes notifications alone with 202 and no body', async () => {
+    const session = await rawInitialize(gateway.address, key);
+    const answer = await rawMcp(gateway.address, { headers: onSession(session), body: { jsonrpc: '2.0', method: 'notifications/initialized' } });
+    expect(answer.status).toBe(202);
+    expect(answer.text).toBe('');
+  });
+
+  it('answers a batch of two requests on one SSE stream that ends after the second answer', async () => {
+    const session = await rawInitialize(gateway.address, key);
+    const answer = await rawMcp(gateway.address, { headers: onSession(session), body: [describeContext(21), { jsonrpc: '2.0', id: 22, method: 'tools/list' }] });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('text/event-stream');
+    expect(answer.headers.get('mcp-session-id')).toBe(session);
+    expect(messagesOf(answer.text).map((message) => message.id).sort()).toEqual([21, 22]);
+  });
+
+  it('allows one GET stream a session: a second is refused with 409 while the first is open, and taken once it closed', async () => {
+    const session = await rawInitialize(gateway.address, key);
+    const open = () => {
+      const controller = new AbortController();
+      const response = fetch(`${gateway.address}/mcp`, { headers: onSession(session, { accept: 'text/event-stream' }), signal: controller.signal });
+      return { response, controller };
+    };
+    const first = open();
+    expect((await first.response).status).toBe(200);
+    expect((await first.response).headers.get('content-type')).toBe('text/event-stream');
+    const second = await rawMcp(gateway.address, { method: 'GET', headers: onSession(session, { accept: 'text/event-stream' }) });
+    expect(second.status).toBe(409);
+    expect(second.json()).toEqual(rpcError(-32000, 'Conflict: Only one SSE stream is allowed per session'));
+    first.controller.abort();
+    let third: Awaited<ReturnType<typeof open>['response']> | undefined;
+    for (let attempt = 0; attempt < 50 && third?.status !== 200; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const next = open();
+      third = await next.response;
+      next.controller.abort();
+    }
+    expect(third?.status).toBe(200);
+  });
+
+  it('ends a resumed stream after its replay when its requests were all answered (no stream left open for nothing)', async () => {
+    const session = await rawInitialize(gateway.address, key);
+    const first = await rawMcp(gateway.address, { headers: onSession(session, { 'mcp-protocol-version': '2025-11-25' }), body: describeContext(31) });
+    const resumed = await fetch(`${gateway.address}/mcp`, {
+      headers: onSession(session, { accept: 'text/event-stream', 'last-event-id': firstEventId(first.text) }),
+      signal: AbortSignal.timeout(5_000),
+    });
+    expect(resumed.status).toBe(200);
+    // The body ends: read whole within the timeout.
+    expect(messagesOf(await resumed.text()).map((message) => message.id)).toEqual([31]);
+  });
+
+  it('refuses a Last-Event-ID this session never gave out with 400, saying so', async () => {
+    const session = await rawInitialize(gateway.address, key);
+    const answer = await rawMcp(gateway.address, { method: 'GET', headers: onSession(session, { accept: 'text/event-stream', 'last-event-id': 'not-an-event' }) });
+    expect(answer.status).toBe(400);
+    expect(answer.json()).toEqual(rpcError(-32000, 'Unknown Last-Event-ID: it names no event of this session'));
+  });
+
+  it('refuses, with the modern era off, a session request naming a protocol version it does not support, listing those it does', async () => {
+    const session = await rawInitialize(switchedOff.address, key);
+    const answer = await rawMcp(switchedOff.address, { headers: onSession(session, { 'mcp-protocol-version': '2026-07-28' }), body: describeContext(41) });
+    expect(answer.status).toBe(400);
+    const error = (answer.json() as { error: { code: number; message: string } }).error;
+    expect(error.code).toBe(-32000);
+    expect(error.message).toMatch(/^Bad Request: Unsupported protocol version: 2026-07-28 \(supported versions: .*2025-11-25.*\)$/);
+  });
+});
+
+describe('the GET stream of a session transport', () => {
+  it('carries server messages that answer no request, each with an event id, and a keep-alive comment while idle', async () => {
+    const transport = new SessionTransport({ sessionId: 'session-under-test', protocolVersion: '2025-11-25', events: createSessionEventStore(), retryMs: 1000, keepAliveMs: 20 });
+    await transport.start();
+    const server = createServer((request, response) => transport.handle(request, response));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const controller = new AbortController();
+    try {
+      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, { headers: { accept: 'text/event-stream' }, signal: controller.signal });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('mcp-session-id')).toBe('session-under-test');
+      await transport.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      const reader = (response.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      // The head came at once, before any event; then the message, then a keep-alive comment while idle.
+      while (!/list_changed[^]*: keepalive/.test(text)) text += (await reader.read()).value ?? '';
+      expect(text.replace(/^(: keepalive\n\n)+/, '')).toMatch(/^event: message\nid: \S+\ndata: \{"jsonrpc":"2.0","method":"notifications\/tools\/list_changed"\}\n\n/);
+      expect(transport.openStreams).toBe(1);
+    } finally {
+      controller.abort();
+      await transport.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(transport.openStreams).toBe(0);
+  });
+});
