@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAgent, useTestEnvironment } from '@pcg/testkit/testing';
+import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { createTestAgent, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { createSessionEventStore } from '../src/mcp/session-event-store.ts';
 import { SessionTransport } from '../src/mcp/session-transport.ts';
 import type { RunningGateway } from '../src/service.ts';
@@ -144,30 +145,120 @@ describe("a session's own transport: the rules of MCP's Streamable HTTP transpor
   });
 });
 
-describe('the GET stream of a session transport', () => {
-  it('carries server messages that answer no request, each with an event id, and a keep-alive comment while idle', async () => {
-    const transport = new SessionTransport({ sessionId: 'session-under-test', protocolVersion: '2025-11-25', events: createSessionEventStore(), retryMs: 1000, keepAliveMs: 20 });
-    await transport.start();
-    const server = createServer((request, response) => transport.handle(request, response));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const controller = new AbortController();
-    try {
-      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, { headers: { accept: 'text/event-stream' }, signal: controller.signal });
-      expect(response.status).toBe(200);
-      expect(response.headers.get('mcp-session-id')).toBe('session-under-test');
-      await transport.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
-      const reader = (response.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
-      let text = '';
-      // The head came at once, before any event; then the message, then a keep-alive comment while idle.
-      while (!/list_changed[^]*: keepalive/.test(text)) text += (await reader.read()).value ?? '';
-      expect(text.replace(/^(: keepalive\n\n)+/, '')).toMatch(/^event: message\nid: \S+\ndata: \{"jsonrpc":"2.0","method":"notifications\/tools\/list_changed"\}\n\n/);
-      expect(transport.openStreams).toBe(1);
-    } finally {
-      controller.abort();
+/** A session transport alone behind a plain Node server that parses POST bodies as the router does. */
+async function transportRig(keepAliveMs?: number) {
+  const transport = new SessionTransport({ sessionId: 'session-under-test', protocolVersion: '2025-11-25', events: createSessionEventStore(), retryMs: 1000, keepAliveMs });
+  const delivered: Array<{ message: unknown; extra?: MessageExtraInfo }> = [];
+  transport.onmessage = (message, extra) => void delivered.push({ message, extra });
+  await transport.start();
+  const server = createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => (body += chunk));
+    request.on('end', () => transport.handle(request, response, body === '' ? undefined : JSON.parse(body)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  return {
+    transport,
+    delivered,
+    url,
+    post: (body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(body) }),
+    resume: (lastEventId: string) => fetch(url, { headers: { accept: 'text/event-stream', 'last-event-id': lastEventId } }),
+    async close() {
       await transport.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Reads a streamed body until `done` holds for what has come. */
+async function readUntil(response: Response, done: (text: string) => boolean): Promise<string> {
+  const reader = (response.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  while (!done(text)) {
+    const chunk = await reader.read();
+    if (chunk.done) break;
+    text += chunk.value;
+  }
+  await reader.cancel();
+  return text;
+}
+
+const answerTo = (id: number) => ({ jsonrpc: '2.0' as const, id, result: { content: [{ type: 'text' as const, text: `answer ${id}` }] } });
+
+describe("a session transport's resumable streams (MCP transports: resumability and redelivery)", () => {
+  it('ends a POST stream when the server asks (closeSSEStream) and gives the later answer to the client resuming from the priming event', async () => {
+    const rig = await transportRig();
+    try {
+      const posted = await rig.post({ jsonrpc: '2.0', id: 7, method: 'ping' });
+      expect(posted.status).toBe(200);
+      await waitFor(() => rig.delivered[0], 2_000, 'the request to be delivered');
+      rig.delivered[0]?.extra?.closeSSEStream?.();
+      const primed = await posted.text();
+      expect(primed).toMatch(/^id: \S+\nretry: 1000\ndata: \n\n$/);
+      await rig.transport.send(answerTo(7));
+      const resumed = await rig.resume(firstEventId(primed));
+      expect(resumed.status).toBe(200);
+      expect(messagesOf(await resumed.text())).toEqual([answerTo(7)]);
+      expect(rig.transport.openStreams).toBe(0);
+    } finally {
+      await rig.close();
     }
-    expect(transport.openStreams).toBe(0);
+  });
+
+  it('refuses to resume a stream that still has its connection with 409, and answers on that connection', async () => {
+    const rig = await transportRig();
+    try {
+      const posted = await rig.post({ jsonrpc: '2.0', id: 8, method: 'ping' });
+      await waitFor(() => rig.delivered[0], 2_000, 'the request to be delivered');
+      const reader = (posted.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+      const priming = (await reader.read()).value as string;
+      const conflict = await rig.resume(firstEventId(priming));
+      expect(conflict.status).toBe(409);
+      expect(await conflict.json()).toEqual(rpcError(-32000, 'Conflict: Stream already has an active connection'));
+      await rig.transport.send(answerTo(8));
+      let rest = '';
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += chunk.value;
+      expect(messagesOf(rest)).toEqual([answerTo(8)]);
+    } finally {
+      await rig.close();
+    }
+  });
+
+  it('gives a GET stream resumed after a drop the server messages sent while it was away, and keeps it open', async () => {
+    const rig = await transportRig();
+    try {
+      const first = await fetch(rig.url, { headers: { accept: 'text/event-stream' } });
+      await rig.transport.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      const seen = await readUntil(first, (text) => text.includes('list_changed'));
+      await waitFor(() => (rig.transport.openStreams === 0 ? true : undefined), 2_000, 'the dropped GET stream to be let go');
+      const missed = { jsonrpc: '2.0' as const, method: 'notifications/message', params: { level: 'info', data: 'while away' } };
+      await rig.transport.send(missed);
+      const resumed = await rig.resume(firstEventId(seen));
+      expect(resumed.status).toBe(200);
+      expect(messagesOf(await readUntil(resumed, (text) => text.includes('while away')))).toEqual([missed]);
+    } finally {
+      await rig.close();
+    }
+  });
+});
+
+describe('the GET stream of a session transport', () => {
+  it('carries server messages that answer no request, each with an event id, and a keep-alive comment while idle', async () => {
+    const rig = await transportRig(20);
+    try {
+      // The head comes at once, before any event (a client waits for it).
+      const response = await fetch(rig.url, { headers: { accept: 'text/event-stream' } });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('mcp-session-id')).toBe('session-under-test');
+      await rig.transport.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      const text = await readUntil(response, (sofar) => /list_changed[^]*: keepalive/.test(sofar));
+      expect(text.replace(/^(: keepalive\n\n)+/, '')).toMatch(/^event: message\nid: \S+\ndata: \{"jsonrpc":"2.0","method":"notifications\/tools\/list_changed"\}\n\n: keepalive\n\n/);
+    } finally {
+      await rig.close();
+    }
+    expect(rig.transport.openStreams).toBe(0);
   });
 });
