@@ -238,7 +238,13 @@ describe("a session transport's resumable streams (MCP transports: resumability 
       await rig.transport.send(missed);
       const resumed = await rig.resume(firstEventId(seen));
       expect(resumed.status).toBe(200);
-      expect(messagesOf(await readUntil(resumed, (text) => text.includes('while away')))).toEqual([missed]);
+      const reader = (resumed.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      while (!text.includes('while away')) text += (await reader.read()).value ?? '';
+      expect(messagesOf(text)).toEqual([missed]);
+      // It is the session's GET stream again: a second one is refused while it is open.
+      expect((await fetch(rig.url, { headers: { accept: 'text/event-stream' } })).status).toBe(409);
+      await reader.cancel();
     } finally {
       await rig.close();
     }
