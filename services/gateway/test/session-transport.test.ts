@@ -227,6 +227,21 @@ describe("a session transport's resumable streams (MCP transports: resumability 
     }
   });
 
+  it('ends the stream of a request the client cancelled (the SDK sends it no answer), and drops a late answer to it', async () => {
+    const rig = await transportRig();
+    try {
+      const posted = await rig.post({ jsonrpc: '2.0', id: 9, method: 'ping' });
+      await waitFor(() => rig.delivered[0], 2_000, 'the request to be delivered');
+      const cancelled = await rig.post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9, reason: 'no longer needed' } });
+      expect(cancelled.status).toBe(202);
+      expect(messagesOf(await posted.text())).toEqual([]);
+      expect(rig.transport.openStreams).toBe(0);
+      await expect(rig.transport.send(answerTo(9))).resolves.toBeUndefined();
+    } finally {
+      await rig.close();
+    }
+  });
+
   it('gives a GET stream resumed after a drop the server messages sent while it was away, and keeps it open', async () => {
     const rig = await transportRig();
     try {

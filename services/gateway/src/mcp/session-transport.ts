@@ -164,26 +164,16 @@ export class SessionTransport implements Transport {
       standalone?.write(sseEvent(message, eventId));
       return;
     }
+    // A request no longer pending (cancelled, or its session closed) has nothing left to carry a message.
     const stream = this.#streamOfRequest.get(requestId);
-    if (!stream) {
-      if (this.#closed) return;
-      throw new Error(`No connection established for request ID: ${String(requestId)}`);
-    }
+    if (!stream) return;
     const text = sseEvent(message, this.#events.store(stream.id, message));
     if (!answers) {
       stream.response?.write(text);
       return;
     }
-    stream.unanswered.delete(requestId);
-    this.#streamOfRequest.delete(requestId);
-    if (stream.unanswered.size > 0) {
-      stream.response?.write(text);
-      return;
-    }
-    this.#streams.delete(stream.id);
-    clearInterval(stream.keepAlive);
-    stream.response?.end(text);
-    stream.response = undefined;
+    if (this.#settle(stream, requestId)) stream.response?.write(text);
+    else this.#finish(stream, text);
   }
 
   async close(): Promise<void> {
@@ -234,6 +224,7 @@ export class SessionTransport implements Transport {
     const requests = messages.filter(isRequest);
     if (requests.length === 0) {
       for (const message of messages) this.onmessage?.(message, extra);
+      this.#forgetCancelled(messages);
       response.writeHead(202).end();
       return;
     }
@@ -263,6 +254,36 @@ export class SessionTransport implements Transport {
       this.#detach(stream, false);
       throw error;
     }
+    this.#forgetCancelled(messages);
+  }
+
+  /**
+   * The SDK's Server sends no answer to a request the client cancelled (`notifications/cancelled`), as MCP
+   * says; such a request stops being pending here, and a stream left with none ends instead of staying open.
+   */
+  #forgetCancelled(messages: JSONRPCMessage[]): void {
+    for (const message of messages) {
+      if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) continue;
+      const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof requestId !== 'string' && typeof requestId !== 'number') continue;
+      const stream = this.#streamOfRequest.get(requestId);
+      if (stream && !this.#settle(stream, requestId)) this.#finish(stream);
+    }
+  }
+
+  /** Takes a request off its stream; true while the stream still has requests unanswered. */
+  #settle(stream: Stream, requestId: RequestId): boolean {
+    stream.unanswered.delete(requestId);
+    this.#streamOfRequest.delete(requestId);
+    return stream.unanswered.size > 0;
+  }
+
+  /** Ends a POST's stream once none of its requests is pending, with its last event when there is one. */
+  #finish(stream: Stream, lastEvent?: string): void {
+    this.#streams.delete(stream.id);
+    clearInterval(stream.keepAlive);
+    stream.response?.end(lastEvent);
+    stream.response = undefined;
   }
 
   #get(request: IncomingMessage, response: ServerResponse): void {
