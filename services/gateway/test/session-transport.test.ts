@@ -242,6 +242,18 @@ describe("a session transport's resumable streams (MCP transports: resumability 
     }
   });
 
+  it('answers a method other than POST, GET and DELETE with 405 and the methods it takes', async () => {
+    const rig = await transportRig();
+    try {
+      const answer = await fetch(rig.url, { method: 'PUT' });
+      expect(answer.status).toBe(405);
+      expect(answer.headers.get('allow')).toBe('GET, POST, DELETE');
+      expect(await answer.json()).toEqual(rpcError(-32000, 'Method not allowed.'));
+    } finally {
+      await rig.close();
+    }
+  });
+
   it('gives a GET stream resumed after a drop the server messages sent while it was away, and keeps it open', async () => {
     const rig = await transportRig();
     try {

@@ -53,6 +53,7 @@ const ONE_INITIALIZE = refusal(400, -32600, 'Invalid Request: Only one initializ
 const UNKNOWN_EVENT = refusal(400, -32000, 'Unknown Last-Event-ID: it names no event of this session');
 const STREAM_CONNECTED = refusal(409, -32000, 'Conflict: Stream already has an active connection');
 const ONE_GET_STREAM = refusal(409, -32000, 'Conflict: Only one SSE stream is allowed per session');
+const METHOD_NOT_ALLOWED = refusal(405, -32000, 'Method not allowed.');
 const SESSION_ENDED = refusal(JSONRPC_ERRORS.unknownSession.status, JSONRPC_ERRORS.unknownSession.code, JSONRPC_ERRORS.unknownSession.message);
 
 const unsupportedVersion = (version: string) =>
@@ -151,7 +152,10 @@ export class SessionTransport implements Transport {
     if (this.#closed) return this.#refuse(response, SESSION_ENDED);
     if (request.method === 'POST') return this.#post(request, response, body);
     if (request.method === 'GET') return this.#get(request, response);
-    return this.#delete(request, response);
+    if (request.method === 'DELETE') return this.#delete(request, response);
+    // The router routes no other method here; as the SDK's transport answers one.
+    response.setHeader('allow', 'GET, POST, DELETE');
+    return this.#refuse(response, METHOD_NOT_ALLOWED);
   }
 
   /** Messages that answer no request go to the GET stream; the rest to their request's stream. */
