@@ -37,6 +37,11 @@ describe("the gateway's code at start (issue 38)", () => {
     expect(loaded.filter((url) => compilers.test(url))).toEqual([]);
   });
 
+  it("runs on the SDK's current line: loads its v2 server package and nothing of the v1 package or its HTTP adapter", () => {
+    expect(loaded.some((url) => url.includes('/node_modules/@modelcontextprotocol/server/'))).toBe(true);
+    expect(loaded.filter((url) => /\/node_modules\/(@modelcontextprotocol\/sdk|@hono\/node-server)\//.test(url))).toEqual([]);
+  });
+
   it('refuses, at registration, a route that declares a JSON schema, instead of serving it unchecked', async () => {
     const app = buildApp({ log: createCapturingLogger('gateway').log });
     app.post('/with-schema', { schema: { body: { type: 'object', properties: { a: { type: 'string' } } } } }, async () => ({}));

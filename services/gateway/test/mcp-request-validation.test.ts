@@ -1,12 +1,4 @@
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import {
-  CallToolRequestSchema,
-  InitializeRequestSchema,
-  ListToolsRequestSchema,
-  PingRequestSchema,
-  RequestSchema,
-  type JSONRPCMessage,
-} from '@modelcontextprotocol/sdk/types.js';
+import { InMemoryTransport, specTypeSchemas, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createCapturingLogger } from '@pcg/testkit/testing';
@@ -82,7 +74,8 @@ describe('invalidParamsOf: the params of a served method against its schema', ()
   });
 
   it('skips the schema parse for the plain shapes nearly every request has (the SDK parses them once more itself)', () => {
-    const parses = [CallToolRequestSchema, ListToolsRequestSchema, PingRequestSchema, InitializeRequestSchema].map((schema) => vi.spyOn(schema, 'safeParse'));
+    const { CallToolRequest, ListToolsRequest, PingRequest, InitializeRequest } = specTypeSchemas;
+    const parses = [CallToolRequest, ListToolsRequest, PingRequest, InitializeRequest].map((schema) => vi.spyOn(schema['~standard'], 'validate'));
     const plain = [
       { method: 'tools/call', params: { name: 'query', arguments: {} } },
       { method: 'tools/call', params: { name: 'query' } },
@@ -179,7 +172,7 @@ describe('envelopeParamsIssueOf: params that break MCP\'s base schema for every 
   });
 
   it('passes the usual params, an object without _meta, without a parse', () => {
-    const parse = vi.spyOn(RequestSchema.shape.params, 'safeParse');
+    const parse = vi.spyOn(specTypeSchemas.Request['~standard'], 'validate');
     expect(envelopeParamsIssueOf([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'query' } }, { jsonrpc: '2.0', id: 2, method: 'ping' }])).toBeUndefined();
     expect(parse).not.toHaveBeenCalled();
     expect(envelopeParamsIssueOf({ jsonrpc: '2.0', id: 3, method: 'ping', params: { _meta: {} } })).toBeUndefined();

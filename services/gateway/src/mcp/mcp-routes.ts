@@ -1,6 +1,6 @@
 import { hash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { parseBearer, type Grant, type KeyRefusal } from '@pcg/shared/grants';
 import type { Logger } from '@pcg/shared/logger';
 import { coalesceWrites } from './coalesced-writes.ts';

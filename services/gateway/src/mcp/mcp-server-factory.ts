@@ -1,5 +1,4 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, ListToolsRequestSchema, type CallToolRequest, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode, Server, type CallToolRequest, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Grant } from '@pcg/shared/grants';
 import { DomainError } from '@pcg/shared/errors';
@@ -42,7 +41,7 @@ class ProtocolError extends Error {
 const CALL_TOOL = 'tools/call';
 
 /** The SDK's own answer to a method nobody handles (Protocol: -32601 `Method not found`). */
-const METHOD_NOT_FOUND = { code: ErrorCode.MethodNotFound, message: 'Method not found' };
+const METHOD_NOT_FOUND = { code: ProtocolErrorCode.MethodNotFound, message: 'Method not found' };
 
 function errorResult(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
@@ -70,14 +69,14 @@ export function createMcpServer(deps: McpServerDeps, grant: Grant): Server {
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
   const names = [...byName.keys()];
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...deps.listing] }));
+  server.setRequestHandler('tools/list', async () => ({ tools: [...deps.listing] }));
   // tools/call through the SDK's public `fallbackRequestHandler` (the handler of any method with none of its
   // own), not `setRequestHandler`: Server wraps a tools/call handler set there to parse the request again and
   // the result against CallToolResultSchema, twice per call on the hot path. The params are checked once
   // (request-validation.ts: the usual shape without a parse), and textResult/errorResult build only valid
   // results (the tests read them through the SDK client, which validates them). Any other method gets the
   // SDK's own answer.
-  server.fallbackRequestHandler = async (request, extra) => {
+  server.fallbackRequestHandler = async (request, ctx) => {
     if (request.method !== CALL_TOOL) throw new ProtocolError(METHOD_NOT_FOUND.code, METHOD_NOT_FOUND.message);
     // The HTTP router answers a mismatch before the SDK sees it; the stdio session has no router.
     const invalid = invalidParamsOf(request);
@@ -88,7 +87,7 @@ export function createMcpServer(deps: McpServerDeps, grant: Grant): Server {
       const error = unknownToolError(params.name, names);
       throw new ProtocolError(error.code, error.message, error.data);
     }
-    const requestId = `${extra.sessionId ?? 'session'}:${String(extra.requestId)}`;
+    const requestId = `${ctx.sessionId ?? 'session'}:${String(ctx.mcpReq.id)}`;
     return runTool(deps, tool, params.arguments ?? {}, { kind: 'agent', grant, requestId });
   };
   return server;

@@ -1,29 +1,30 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  CallToolRequestSchema,
-  InitializeRequestSchema,
-  ListToolsRequestSchema,
-  NotificationSchema,
-  PingRequestSchema,
-  RequestSchema,
-  type JSONRPCErrorResponse,
-  type JSONRPCRequest,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { z } from 'zod';
+import { specTypeSchemas, type JSONRPCErrorResponse, type JSONRPCRequest, type StandardSchemaV1, type Transport } from '@modelcontextprotocol/server';
 import type { Logger } from '@pcg/shared/logger';
 import { JSONRPC_ERRORS } from './jsonrpc-errors.ts';
 
 /**
- * Every request method a session answers, with the SDK's schema for it: initialize and ping are the SDK
- * Server's own, tools/list and tools/call ours (mcp-server-factory.ts). Any other method is the SDK's
- * -32601 `Method not found`, whatever its params.
+ * Every request method a session answers, with the SDK's schema for it (its Standard Schema validators):
+ * initialize and ping are the SDK Server's own, tools/list and tools/call ours (mcp-server-factory.ts).
+ * Any other method is the SDK's -32601 `Method not found`, whatever its params.
  */
-const SERVED_REQUESTS = new Map<string, z.ZodType>([
-  ['initialize', InitializeRequestSchema],
-  ['ping', PingRequestSchema],
-  ['tools/list', ListToolsRequestSchema],
-  ['tools/call', CallToolRequestSchema],
+const SERVED_REQUESTS = new Map<string, StandardSchemaV1>([
+  ['initialize', specTypeSchemas.InitializeRequest],
+  ['ping', specTypeSchemas.PingRequest],
+  ['tools/list', specTypeSchemas.ListToolsRequest],
+  ['tools/call', specTypeSchemas.CallToolRequest],
 ]);
+
+/**
+ * An issue as a Standard Schema validator reports it. The SDK's validators are zod's, whose issues also say
+ * what kind of mismatch it was (`code`, `expected`, a union's `errors`); those are used when present.
+ */
+type SchemaIssue = StandardSchemaV1.Issue & { code?: string; expected?: string; errors?: readonly (readonly SchemaIssue[])[] };
+
+/** The issues of `value` against `schema`; undefined when it matches. The SDK's validators are synchronous. */
+function issuesOf(schema: StandardSchemaV1, value: unknown): readonly SchemaIssue[] | undefined {
+  const result = schema['~standard'].validate(value) as StandardSchemaV1.Result<unknown>;
+  return result.issues as readonly SchemaIssue[] | undefined;
+}
 
 const MAX_ISSUES = 3;
 const MAX_KEY_CHARS = 40;
@@ -38,9 +39,12 @@ const TYPE_NOUNS: Record<string, string> = {
   boolean: 'a boolean',
 };
 
-function pathText(path: readonly PropertyKey[]): string {
+type PathSegment = PropertyKey | StandardSchemaV1.PathSegment;
+
+function pathText(path: readonly PathSegment[]): string {
   let text = '';
-  for (const key of path) {
+  for (const segment of path) {
+    const key = typeof segment === 'object' ? segment.key : segment;
     if (typeof key === 'number') text += `[${key}]`;
     else {
       const name = String(key);
@@ -51,21 +55,22 @@ function pathText(path: readonly PropertyKey[]): string {
   return text === '' ? 'request' : text;
 }
 
-function issueText(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type') return `expected ${TYPE_NOUNS[issue.expected] ?? issue.expected}`;
-  if (issue.code === 'invalid_union' && issue.errors[0]?.[0]) return issueText(issue.errors[0][0]);
-  return issue.message;
+function issueText(issue: SchemaIssue): string {
+  if (issue.code === 'invalid_type' && issue.expected !== undefined) return `expected ${TYPE_NOUNS[issue.expected] ?? issue.expected}`;
+  const inner = issue.code === 'invalid_union' ? issue.errors?.[0]?.[0] : undefined;
+  return inner ? issueText(inner) : issue.message;
 }
 
 /**
  * A short, readable description of why a request does not match its method's schema, naming each
  * field (`params.arguments: expected an object`); zod's own JSON dump is never shown to a client.
  */
-export function describeInvalidParams(issues: readonly z.core.$ZodIssue[]): string {
+export function describeInvalidParams(issues: readonly SchemaIssue[]): string {
   const parts = issues.slice(0, MAX_ISSUES).map((issue) => {
     // A union's inner issue carries its own path below the union's.
-    const inner = issue.code === 'invalid_union' ? issue.errors[0]?.[0] : undefined;
-    return `${pathText(inner ? [...issue.path, ...inner.path] : issue.path)}: ${issueText(issue)}`;
+    const inner = issue.code === 'invalid_union' ? issue.errors?.[0]?.[0] : undefined;
+    const path = issue.path ?? [];
+    return `${pathText(inner ? [...path, ...(inner.path ?? [])] : path)}: ${issueText(issue)}`;
   });
   const more = issues.length > MAX_ISSUES ? `; and ${issues.length - MAX_ISSUES} more` : '';
   return `${JSONRPC_ERRORS.invalidParams.message}: ${parts.join('; ')}${more}`;
@@ -98,11 +103,9 @@ function plainlyValid(request: { method: string; params?: unknown }): boolean {
 export function invalidParamsOf(request: { method: string; params?: unknown }): string | undefined {
   const schema = SERVED_REQUESTS.get(request.method);
   if (!schema || plainlyValid(request)) return undefined;
-  const parsed = schema.safeParse(request);
-  return parsed.success ? undefined : describeInvalidParams(parsed.error.issues);
+  const issues = issuesOf(schema, request);
+  return issues === undefined ? undefined : describeInvalidParams(issues);
 }
-
-const ENVELOPE_PARAMS = { request: RequestSchema.shape.params, notification: NotificationSchema.shape.params };
 
 /**
  * The -32602 message for a POST holding a request or notification whose `params` breaks MCP's base
@@ -116,10 +119,12 @@ export function envelopeParamsIssueOf(body: unknown): string | undefined {
     if (typeof message !== 'object' || message === null || !('method' in message) || !('params' in message)) continue;
     // The usual case, params an object without `_meta`, passes the base schema without a parse.
     if (isPlainObject(message.params) && !('_meta' in message.params)) continue;
-    const parsed = ENVELOPE_PARAMS['id' in message ? 'request' : 'notification'].safeParse(message.params);
-    if (parsed.success) continue;
-    const prefix: PropertyKey[] = Array.isArray(body) ? [index, 'params'] : ['params'];
-    return describeInvalidParams(parsed.error.issues.map((issue) => ({ ...issue, path: [...prefix, ...issue.path] })));
+    // Only the params are checked here: a method name of any kind is the method's own answer.
+    const base = 'id' in message ? specTypeSchemas.Request : specTypeSchemas.Notification;
+    const issues = issuesOf(base, { method: 'envelope', params: message.params });
+    if (issues === undefined) continue;
+    const prefix: PropertyKey[] = Array.isArray(body) ? [index] : [];
+    return describeInvalidParams(issues.map((issue) => ({ ...issue, path: [...prefix, ...(issue.path ?? [])] })));
   }
   return undefined;
 }

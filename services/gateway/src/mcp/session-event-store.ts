@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 
 /** Limits of one session's store; defaults in `EVENT_STORE_LIMITS`. */
 export type EventStoreLimits = {

@@ -1,6 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  parseJSONRPCMessage,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type RequestId,
+  type Transport,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/server';
 import { JSONRPC_ERRORS } from './jsonrpc-errors.ts';
 import type { SessionEventStore } from './session-event-store.ts';
 
@@ -84,9 +91,11 @@ function messagesOf(body: unknown[]): JSONRPCMessage[] | undefined {
       messages.push(raw as JSONRPCMessage);
       continue;
     }
-    const parsed = JSONRPCMessageSchema.safeParse(raw);
-    if (!parsed.success) return undefined;
-    messages.push(parsed.data);
+    try {
+      messages.push(parseJSONRPCMessage(raw));
+    } catch {
+      return undefined;
+    }
   }
   return messages;
 }
@@ -224,7 +233,7 @@ export class SessionTransport implements Transport {
       if (refused) return this.#refuse(response, refused);
     }
 
-    const extra: MessageExtraInfo = { requestInfo: { headers: request.headers } };
+    const extra: MessageExtraInfo = {};
     const requests = messages.filter(isRequest);
     if (requests.length === 0) {
       for (const message of messages) this.onmessage?.(message, extra);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { z } from 'zod';
 import { createAuditProducer, OPERATOR_AGENT_ID } from '@pcg/shared/audit';
 import { agentPortConfig, auditConfig, dbConfig, logConfig, redisConfig } from '@pcg/shared/config';

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { PARAM_HEADERS } from './param-headers.ts';
 
 /** The stateless revision the modern lane serves (design 8.1). */

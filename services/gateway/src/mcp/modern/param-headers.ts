@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 
 /**
  * Tool arguments that revision 2026-07-28 clients mirror into `Mcp-Param-<Name>` headers (`x-mcp-header`), so a
@@ -28,6 +28,6 @@ export function withParamHeaders(listing: readonly Tool[]): Tool[] {
     const marked = Object.fromEntries(
       Object.entries(properties).map(([name, schema]) => [name, declared[name] === undefined ? schema : { ...schema, 'x-mcp-header': declared[name] }]),
     );
-    return { ...tool, inputSchema: { ...tool.inputSchema, properties: marked } };
+    return { ...tool, inputSchema: { ...tool.inputSchema, properties: marked as Tool['inputSchema']['properties'] } };
   });
 }
