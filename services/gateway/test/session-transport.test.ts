@@ -173,6 +173,26 @@ async function transportRig(keepAliveMs?: number) {
   };
 }
 
+type TransportRig = Awaited<ReturnType<typeof transportRig>>;
+
+/** Runs `use` against a fresh rig and closes it whatever happens; the closed rig, for checks after. */
+async function withRig(use: (rig: TransportRig) => Promise<void>, keepAliveMs?: number): Promise<TransportRig> {
+  const rig = await transportRig(keepAliveMs);
+  try {
+    await use(rig);
+  } finally {
+    await rig.close();
+  }
+  return rig;
+}
+
+/** POSTs a ping the rig's transport delivers and nobody answers yet. */
+async function postPending(rig: TransportRig, id: number): Promise<Response> {
+  const posted = await rig.post({ jsonrpc: '2.0', id, method: 'ping' });
+  await waitFor(() => rig.delivered.find((each) => (each.message as { id?: unknown }).id === id), 2_000, 'the request to be delivered');
+  return posted;
+}
+
 /** Reads a streamed body until `done` holds for what has come. */
 async function readUntil(response: Response, done: (text: string) => boolean): Promise<string> {
   const reader = (response.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
@@ -190,11 +210,9 @@ const answerTo = (id: number) => ({ jsonrpc: '2.0' as const, id, result: { conte
 
 describe("a session transport's resumable streams (MCP transports: resumability and redelivery)", () => {
   it('ends a POST stream when the server asks (closeSSEStream) and gives the later answer to the client resuming from the priming event', async () => {
-    const rig = await transportRig();
-    try {
-      const posted = await rig.post({ jsonrpc: '2.0', id: 7, method: 'ping' });
+    await withRig(async (rig) => {
+      const posted = await postPending(rig, 7);
       expect(posted.status).toBe(200);
-      await waitFor(() => rig.delivered[0], 2_000, 'the request to be delivered');
       rig.delivered[0]?.extra?.closeSSEStream?.();
       const primed = await posted.text();
       expect(primed).toMatch(/^id: \S+\nretry: 1000\ndata: \n\n$/);
@@ -203,16 +221,12 @@ describe("a session transport's resumable streams (MCP transports: resumability 
       expect(resumed.status).toBe(200);
       expect(messagesOf(await resumed.text())).toEqual([answerTo(7)]);
       expect(rig.transport.openStreams).toBe(0);
-    } finally {
-      await rig.close();
-    }
+    });
   });
 
   it('refuses to resume a stream that still has its connection with 409, and answers on that connection', async () => {
-    const rig = await transportRig();
-    try {
-      const posted = await rig.post({ jsonrpc: '2.0', id: 8, method: 'ping' });
-      await waitFor(() => rig.delivered[0], 2_000, 'the request to be delivered');
+    await withRig(async (rig) => {
+      const posted = await postPending(rig, 8);
       const reader = (posted.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
       const priming = (await reader.read()).value as string;
       const conflict = await rig.resume(firstEventId(priming));
@@ -222,41 +236,31 @@ describe("a session transport's resumable streams (MCP transports: resumability 
       let rest = '';
       for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += chunk.value;
       expect(messagesOf(rest)).toEqual([answerTo(8)]);
-    } finally {
-      await rig.close();
-    }
+    });
   });
 
   it('ends the stream of a request the client cancelled (the SDK sends it no answer), and drops a late answer to it', async () => {
-    const rig = await transportRig();
-    try {
-      const posted = await rig.post({ jsonrpc: '2.0', id: 9, method: 'ping' });
-      await waitFor(() => rig.delivered[0], 2_000, 'the request to be delivered');
+    await withRig(async (rig) => {
+      const posted = await postPending(rig, 9);
       const cancelled = await rig.post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9, reason: 'no longer needed' } });
       expect(cancelled.status).toBe(202);
       expect(messagesOf(await posted.text())).toEqual([]);
       expect(rig.transport.openStreams).toBe(0);
       await expect(rig.transport.send(answerTo(9))).resolves.toBeUndefined();
-    } finally {
-      await rig.close();
-    }
+    });
   });
 
   it('answers a method other than POST, GET and DELETE with 405 and the methods it takes', async () => {
-    const rig = await transportRig();
-    try {
+    await withRig(async (rig) => {
       const answer = await fetch(rig.url, { method: 'PUT' });
       expect(answer.status).toBe(405);
       expect(answer.headers.get('allow')).toBe('GET, POST, DELETE');
       expect(await answer.json()).toEqual(rpcError(-32000, 'Method not allowed.'));
-    } finally {
-      await rig.close();
-    }
+    });
   });
 
   it('gives a GET stream resumed after a drop the server messages sent while it was away, and keeps it open', async () => {
-    const rig = await transportRig();
-    try {
+    await withRig(async (rig) => {
       const first = await fetch(rig.url, { headers: { accept: 'text/event-stream' } });
       await rig.transport.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
       const seen = await readUntil(first, (text) => text.includes('list_changed'));
@@ -272,16 +276,13 @@ describe("a session transport's resumable streams (MCP transports: resumability 
       // It is the session's GET stream again: a second one is refused while it is open.
       expect((await fetch(rig.url, { headers: { accept: 'text/event-stream' } })).status).toBe(409);
       await reader.cancel();
-    } finally {
-      await rig.close();
-    }
+    });
   });
 });
 
 describe('the GET stream of a session transport', () => {
   it('carries server messages that answer no request, each with an event id, and a keep-alive comment while idle', async () => {
-    const rig = await transportRig(20);
-    try {
+    const closed = await withRig(async (rig) => {
       // The head comes at once, before any event (a client waits for it).
       const response = await fetch(rig.url, { headers: { accept: 'text/event-stream' } });
       expect(response.status).toBe(200);
@@ -289,9 +290,7 @@ describe('the GET stream of a session transport', () => {
       await rig.transport.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
       const text = await readUntil(response, (sofar) => /list_changed[^]*: keepalive/.test(sofar));
       expect(text.replace(/^(: keepalive\n\n)+/, '')).toMatch(/^event: message\nid: \S+\ndata: \{"jsonrpc":"2.0","method":"notifications\/tools\/list_changed"\}\n\n: keepalive\n\n/);
-    } finally {
-      await rig.close();
-    }
-    expect(rig.transport.openStreams).toBe(0);
+    }, 20);
+    expect(closed.transport.openStreams).toBe(0);
   });
 });

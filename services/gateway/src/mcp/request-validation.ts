@@ -1,6 +1,7 @@
 import { specTypeSchemas, type JSONRPCErrorResponse, type JSONRPCRequest, type StandardSchemaV1, type Transport } from '@modelcontextprotocol/server';
 import type { Logger } from '@pcg/shared/logger';
 import { JSONRPC_ERRORS } from './jsonrpc-errors.ts';
+import { isPlainObject } from './plain-object.ts';
 
 /**
  * Every request method a session answers, with the SDK's schema for it (its Standard Schema validators):
@@ -76,7 +77,6 @@ export function describeInvalidParams(issues: readonly SchemaIssue[]): string {
   return `${JSONRPC_ERRORS.invalidParams.message}: ${parts.join('; ')}${more}`;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The shapes nearly every request has, which its schema accepts for certain: a tools/call with only a

@@ -9,6 +9,7 @@ import {
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import { JSONRPC_ERRORS } from './jsonrpc-errors.ts';
+import { isPlainObject } from './plain-object.ts';
 import type { SessionEventStore } from './session-event-store.ts';
 
 /** The event-store stream of the GET stream: server messages that answer no request. */
@@ -66,7 +67,6 @@ const SESSION_ENDED = refusal(JSONRPC_ERRORS.unknownSession.status, JSONRPC_ERRO
 const unsupportedVersion = (version: string) =>
   refusal(400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const MESSAGE_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
 
@@ -306,6 +306,10 @@ export class SessionTransport implements Transport {
     const lastEventId = request.headers['last-event-id'];
     if (typeof lastEventId === 'string' && lastEventId !== '') return this.#replay(response, lastEventId);
     if (this.#streams.has(STANDALONE_STREAM)) return this.#refuse(response, ONE_GET_STREAM);
+    this.#openStandalone(response);
+  }
+
+  #openStandalone(response: ServerResponse): void {
     const stream: Stream = { id: STANDALONE_STREAM, response, keepAlive: undefined, unanswered: new Set() };
     this.#streams.set(STANDALONE_STREAM, stream);
     this.#open(stream);
@@ -327,9 +331,7 @@ export class SessionTransport implements Transport {
       live.response = response;
       this.#open(live);
     } else if (kept.streamId === STANDALONE_STREAM) {
-      const stream: Stream = { id: STANDALONE_STREAM, response, keepAlive: undefined, unanswered: new Set() };
-      this.#streams.set(STANDALONE_STREAM, stream);
-      this.#open(stream);
+      this.#openStandalone(response);
     } else {
       response.end();
     }

@@ -4,7 +4,8 @@ import { JSONRPC_ERRORS, keyRefusalText, STORE_RETRY_AFTER_SECONDS } from '../js
 import type { McpServerDeps } from '../mcp-server-factory.ts';
 import type { McpRouteDeps } from '../mcp-routes.ts';
 import { createModernMethods, type ModernAnswer } from './modern-methods.ts';
-import { envelopeOf, isPlainObject, META_KEYS, MODERN_PROTOCOL_VERSION, standardHeaderMismatch, SUPPORTED_VERSIONS } from './modern-protocol.ts';
+import { isPlainObject } from '../plain-object.ts';
+import { envelopeOf, META_KEYS, MODERN_PROTOCOL_VERSION, standardHeaderMismatch, SUPPORTED_VERSIONS } from './modern-protocol.ts';
 
 /** Seconds a client told `Too many sessions` on the modern lane waits: requests end quickly, unlike sessions. */
 export const MODERN_RETRY_AFTER_SECONDS = 1;

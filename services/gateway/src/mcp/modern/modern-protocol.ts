@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+import { isPlainObject } from '../plain-object.ts';
 import { PARAM_HEADERS } from './param-headers.ts';
 
 /** The stateless revision the modern lane serves (design 8.1). */
@@ -22,8 +23,6 @@ export const META_KEYS = {
 
 /** Routing only: a header naming any version the session lane's SDK negotiates stays on the session lane. */
 const HANDSHAKE = new Set<string>([...HANDSHAKE_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS]);
-
-export const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function metaOf(body: unknown): Record<string, unknown> | undefined {
   if (!isPlainObject(body) || !isPlainObject(body.params)) return undefined;
