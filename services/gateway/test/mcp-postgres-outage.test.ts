@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, type Database } from '@pcg/shared/db';
-import { createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
+import { collectQueuedAuditRows, createTestAgent, takeQueuedAuditRows, useTestEnvironment, waitFor } from '@pcg/testkit/testing';
 import { startOwnPostgres, type OwnPostgres } from '../../../test/support/own-stores.ts';
 import type { RunningGateway } from '../src/service.ts';
 import { INITIALIZE, messageOf, rawInitialize, rawMcp, rpcError, startTestGateway } from './gateway-harness.ts';
@@ -54,7 +54,8 @@ describe('Postgres stops under a running gateway, then comes back', () => {
     expect((await rawMcp(gateway.address, { headers: session(open), body: { jsonrpc: '2.0', id: 3, method: 'tools/list' } })).status).toBe(200);
 
     // The outage left no initialize refusal row (a 401 and a row would say the key was refused).
-    const rows = await takeQueuedAuditRows(testEnv.redis);
+    // The row is spooled before the answer and reaches Redis a moment later (design 8.4): wait for it.
+    const rows = await collectQueuedAuditRows(testEnv.redis, 1);
     expect(rows.filter((row) => row.tool === 'initialize')).toEqual([]);
     expect(rows).toMatchObject([{ tool: 'describe_context', decision: 'allow', outcome: 'error' }]);
 

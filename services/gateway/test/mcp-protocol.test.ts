@@ -122,7 +122,8 @@ describe('an agent with the official SDK client', () => {
     expect(listed.isError).toBe(true);
     // The session still works.
     expect((await client.callTool({ name: 'describe_context', arguments: {} })).isError).toBeFalsy();
-    const rows = await takeQueuedAuditRows(testEnv.redis);
+    // The row is spooled before the answer and reaches Redis a moment later (design 8.4): wait for it.
+    const rows = await collectQueuedAuditRows(testEnv.redis, 5);
     expect(rows.slice(0, 4)).toMatchObject([
       { tool: 'query', decision: 'deny', sector: 'mail', denyReason: 'sector not granted' },
       { tool: 'invoke_action', decision: 'deny', sector: 'mail' },
@@ -137,7 +138,8 @@ describe('an agent with the official SDK client', () => {
     const bad = await client.callTool({ name: 'query', arguments: { object: 'finance.transaction', where: 'everything' } });
     expect(bad.isError).toBe(true);
     expect((bad.content as Array<{ text: string }>)[0]?.text).toMatch(/^where/);
-    expect((await takeQueuedAuditRows(testEnv.redis)).at(-1)).toMatchObject({ tool: 'query', decision: 'allow', outcome: 'error' });
+    // The row is spooled before the answer and reaches Redis a moment later (design 8.4): wait for it.
+    expect((await collectQueuedAuditRows(testEnv.redis, 1, (row) => row.tool === 'query')).at(-1)).toMatchObject({ tool: 'query', decision: 'allow', outcome: 'error' });
     await client.close();
   });
 });
